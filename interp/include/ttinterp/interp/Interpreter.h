@@ -1,0 +1,90 @@
+//===- Interpreter.h - Public API: lower a tt.func once, run it over a grid -*- C++ -*-===//
+//
+// A Kernel is the executable form of one tt.func: lowered once (all MLIR
+// walking, type dispatch and attribute decoding happen here), immutable
+// afterwards, and shared by every launch and thread. Running it needs a
+// LaunchMemory from a memory::Session, which decides what the kernel's pointers
+// may touch.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ttinterp/memory/DType.h"
+#include "ttinterp/memory/Session.h"
+
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class FunctionOpInterface;
+} // namespace mlir
+
+namespace ttinterp::interp {
+
+class Program;
+
+/// One parameter of a kernel, as the interpreter needs it.
+struct Parameter {
+  std::string name;      ///< From the argument's name location, else "argN".
+  bool isPointer = false;
+  DType dtype = DType::I32; ///< Scalar type, or the pointee type for pointers.
+};
+
+/// The value bound to one kernel parameter for a launch.
+struct ArgumentValue {
+  /// For pointer parameters: the index of its PointerArgument in the LaunchMemory.
+  uint32_t pointerIndex = 0;
+  /// For scalar parameters: the value (integers in `integer`, floats in `real`).
+  int64_t integer = 0;
+  double real = 0;
+};
+
+struct LaunchOptions {
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  /// Worker threads; 1 runs programs in order (x fastest, then y, then z).
+  unsigned threads = 1;
+  /// Executed ops per program instance before a step_limit fault; 0: no limit.
+  uint64_t maxSteps = 0;
+  /// Where tt.print writes (stdout when null).
+  std::ostream *printStream = nullptr;
+};
+
+/// Why a launch stopped: the first faulting program in program order.
+struct Fault {
+  std::string kind;     ///< out_of_bounds, assert, step_limit, division_by_zero, ...
+  std::string message;  ///< One line saying what went wrong, with numbers.
+  std::string location; ///< The kernel's own source location, "file.py:12:8".
+  std::string op;       ///< The TTIR op, e.g. "tt.load".
+  std::array<int64_t, 3> program = {0, 0, 0};
+  std::optional<int64_t> element; ///< Linear index in the op's block, when per element.
+};
+
+class Kernel {
+public:
+  ~Kernel();
+  Kernel(const Kernel &) = delete;
+  Kernel &operator=(const Kernel &) = delete;
+
+  /// Lowers `fn` (and the functions it calls). On an op or type the interpreter
+  /// cannot run, returns null and sets `error` to "LOCATION: error: ..." naming the op.
+  static std::unique_ptr<Kernel> lower(mlir::FunctionOpInterface fn, std::string &error);
+
+  const std::string &name() const;
+  const std::vector<Parameter> &parameters() const;
+
+  /// Runs every program instance of the grid. Returns the first fault, if any;
+  /// stores went to `memory`'s shadows either way (the caller decides what goes back).
+  std::optional<Fault> run(const std::vector<ArgumentValue> &arguments, LaunchMemory &memory,
+                           const LaunchOptions &options) const;
+
+private:
+  explicit Kernel(std::unique_ptr<Program> program);
+  std::unique_ptr<Program> program_;
+};
+
+} // namespace ttinterp::interp

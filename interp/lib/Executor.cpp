@@ -1,0 +1,217 @@
+//===- Executor.cpp - Running a Program over a launch grid ----------------===//
+#include "Program.h"
+
+#include "llvm/Support/ThreadPool.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+
+namespace ttinterp::interp {
+
+struct PrintSink {
+  std::ostream *out;
+  std::mutex mutex;
+};
+
+void Frame::fail(uint32_t site, std::string kind, std::string message,
+                 std::optional<int64_t> element) {
+  if (stopped)
+    return;
+  stopped = true;
+  Fault f;
+  f.kind = std::move(kind);
+  f.message = std::move(message);
+  f.op = program->sites[site].op;
+  f.location = program->sites[site].location;
+  f.program = {pid[0], pid[1], pid[2]};
+  f.element = element;
+  fault = std::move(f);
+}
+
+void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotId> &dst) {
+  // Parallel assignment (a block's arguments may be passed each other, e.g. a
+  // swap): stage through a buffer whenever a source is also a destination.
+  bool overlap = false;
+  for (SlotId s : src)
+    overlap |= std::find(dst.begin(), dst.end(), s) != dst.end();
+  if (!overlap) {
+    for (size_t i = 0; i < src.size(); ++i)
+      if (src[i] != dst[i])
+        std::memcpy(f.arena + f.slot(dst[i]).offset, f.arena + f.slot(src[i]).offset,
+                    f.slot(dst[i]).bytes());
+    return;
+  }
+  std::vector<uint8_t> staged;
+  std::vector<size_t> at;
+  for (SlotId s : src) {
+    at.push_back(staged.size());
+    staged.insert(staged.end(), f.arena + f.slot(s).offset,
+                  f.arena + f.slot(s).offset + f.slot(s).bytes());
+  }
+  for (size_t i = 0; i < dst.size(); ++i)
+    std::memcpy(f.arena + f.slot(dst[i]).offset, staged.data() + at[i], f.slot(dst[i]).bytes());
+}
+
+const Terminator *runBody(Frame &f, const Body &body) {
+  const Block *b = &body.blocks[0];
+  for (;;) {
+    f.steps += b->instrs.size() + 1;
+    if (f.maxSteps && f.steps > f.maxSteps) {
+      f.fail(body.site, "step_limit",
+             fmt::format("program exceeded the step limit of {} executed ops (--max-steps)",
+                         f.maxSteps));
+      return nullptr;
+    }
+    for (const Instr &in : b->instrs) {
+      in.fn(f, in);
+      if (f.stopped)
+        return nullptr;
+    }
+    const Terminator &t = b->term;
+    switch (t.kind) {
+    case Terminator::Branch:
+      copySlots(f, t.operands, body.blocks[t.dest].arguments);
+      b = &body.blocks[t.dest];
+      continue;
+    case Terminator::CondBranch:
+      if (*f.at<uint8_t>(t.condition)) {
+        copySlots(f, t.operands, body.blocks[t.dest].arguments);
+        b = &body.blocks[t.dest];
+      } else {
+        copySlots(f, t.falseOperands, body.blocks[t.falseDest].arguments);
+        b = &body.blocks[t.falseDest];
+      }
+      continue;
+    default:
+      return &t;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+Kernel::Kernel(std::unique_ptr<Program> program) : program_(std::move(program)) {}
+Kernel::~Kernel() = default;
+const std::string &Kernel::name() const { return program_->name; }
+const std::vector<Parameter> &Kernel::parameters() const { return program_->parameters; }
+
+namespace {
+/// A thread's frame, with its arena initialised for this launch.
+struct FrameStorage {
+  std::unique_ptr<uint8_t[]> bytes;
+  Frame frame;
+
+  FrameStorage(const Program &p, const LaunchMemory &memory, const std::vector<ArgumentValue> &args,
+               const LaunchOptions &options, PrintSink *printer) {
+    bytes.reset(new uint8_t[p.arenaSize + 64]);
+    uintptr_t base = (reinterpret_cast<uintptr_t>(bytes.get()) + 63) & ~uintptr_t(63);
+    frame.arena = reinterpret_cast<uint8_t *>(base);
+    std::memset(frame.arena, 0, p.arenaSize);
+    frame.program = &p;
+    frame.memory = &memory;
+    frame.maxSteps = options.maxSteps;
+    frame.printer = printer;
+    frame.active.assign(p.functions.size(), 0);
+    for (int d = 0; d < 3; ++d)
+      frame.numPrograms[d] = int32_t(options.grid[d]);
+    for (const ConstantInit &c : p.constants)
+      std::memcpy(frame.arena + p.slots[c.slot].offset, c.bytes.data(), c.bytes.size());
+    // Parameters never change during a launch: write them once.
+    for (size_t i = 0; i < p.parameters.size(); ++i) {
+      const Parameter &param = p.parameters[i];
+      SlotId s = p.parameterSlots[i];
+      if (param.isPointer) {
+        *frame.at<uint64_t>(s) = memory.argumentPointer(args[i].pointerIndex);
+        continue;
+      }
+      visitAny(param.dtype, [&](auto tag) {
+        constexpr DType D = decltype(tag)::value;
+        using T = Repr<D>;
+        if constexpr (isFloat(D))
+          *frame.at<T>(s) = roundTo<D>(T(args[i].real));
+        else if constexpr (D == DType::I1)
+          *frame.at<T>(s) = T(args[i].integer & 1);
+        else
+          *frame.at<T>(s) = T(args[i].integer);
+        return 0;
+      });
+    }
+  }
+
+  void runProgram(int64_t linear) {
+    Frame &f = frame;
+    f.pid = {int32_t(linear % f.numPrograms[0]),
+             int32_t((linear / f.numPrograms[0]) % f.numPrograms[1]),
+             int32_t(linear / (int64_t(f.numPrograms[0]) * f.numPrograms[1]))};
+    f.steps = 0;
+    f.stopped = false;
+    f.fault.reset();
+    runBody(f, f.program->functions[0]->body);
+  }
+};
+} // namespace
+
+std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, LaunchMemory &memory,
+                                 const LaunchOptions &options) const {
+  const Program &p = *program_;
+  if (arguments.size() != p.parameters.size()) {
+    Fault f;
+    f.kind = "arguments";
+    f.message = fmt::format("{} takes {} arguments, {} given", p.name, p.parameters.size(),
+                            arguments.size());
+    return f;
+  }
+  int64_t total = options.grid[0] * options.grid[1] * options.grid[2];
+  PrintSink printer{options.printStream ? options.printStream : &std::cout, {}};
+  unsigned threads = std::max(1u, options.threads);
+  if (threads == 1 || total <= 1) {
+    memory.setConcurrent(false);
+    FrameStorage storage(p, memory, arguments, options, &printer);
+    for (int64_t linear = 0; linear < total; ++linear) {
+      storage.runProgram(linear);
+      if (storage.frame.fault)
+        return storage.frame.fault;
+    }
+    return std::nullopt;
+  }
+
+  // Parallel: workers claim programs in increasing order. On a fault, programs
+  // after it are skipped but earlier ones still finish, so the fault reported
+  // is the one a serial run would report first.
+  memory.setConcurrent(true);
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> firstFault{total};
+  std::mutex faultMutex;
+  std::optional<Fault> fault;
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.async([&] {
+      FrameStorage storage(p, memory, arguments, options, &printer);
+      for (;;) {
+        int64_t linear = next.fetch_add(1);
+        if (linear >= total || linear > firstFault.load())
+          return;
+        storage.runProgram(linear);
+        if (storage.frame.fault) {
+          std::lock_guard<std::mutex> lock(faultMutex);
+          if (linear < firstFault.load()) {
+            firstFault.store(linear);
+            fault = storage.frame.fault;
+          }
+        }
+      }
+    });
+  }
+  pool.wait();
+  memory.setConcurrent(false);
+  return fault;
+}
+
+} // namespace ttinterp::interp

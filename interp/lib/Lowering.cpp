@@ -1,0 +1,411 @@
+//===- Lowering.cpp - From a tt.func to a Program -------------------------===//
+#include "Lowering.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <fmt/format.h>
+
+namespace ttinterp::interp {
+
+const OpTable &OpTable::get() {
+  static const OpTable table = [] {
+    OpTable t;
+    registerArithOps(t);
+    registerMathOps(t);
+    registerTensorOps(t);
+    registerMemoryOps(t);
+    registerReduceOps(t);
+    registerDotOps(t);
+    registerControlFlowOps(t);
+    registerDebugOps(t);
+    return t;
+  }();
+  return table;
+}
+
+//===----------------------------------------------------------------------===//
+// Locations
+//===----------------------------------------------------------------------===//
+
+static std::optional<mlir::FileLineColLoc> innermostFileLoc(mlir::Location loc) {
+  if (auto f = mlir::dyn_cast<mlir::FileLineColLoc>(loc))
+    return f;
+  if (auto n = mlir::dyn_cast<mlir::NameLoc>(loc))
+    return innermostFileLoc(n.getChildLoc());
+  if (auto c = mlir::dyn_cast<mlir::CallSiteLoc>(loc))
+    return innermostFileLoc(c.getCallee());
+  if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location l : fused.getLocations())
+      if (auto f = innermostFileLoc(l))
+        return f;
+  return std::nullopt;
+}
+
+static std::string formatFileLoc(mlir::FileLineColLoc f) {
+  // Users know their kernel by file name; the directory is noise in messages.
+  llvm::StringRef file = f.getFilename().getValue();
+  size_t slash = file.rfind('/');
+  if (slash != llvm::StringRef::npos)
+    file = file.drop_front(slash + 1);
+  return fmt::format("{}:{}:{}", file.str(), f.getLine(), f.getColumn());
+}
+
+std::string describeLocation(mlir::Location loc) {
+  std::string text = "unknown location";
+  if (auto f = innermostFileLoc(loc))
+    text = formatFileLoc(*f);
+  // Inlined code: say where the inlined call was, too.
+  mlir::Location cur = loc;
+  while (auto n = mlir::dyn_cast<mlir::NameLoc>(cur))
+    cur = n.getChildLoc();
+  if (auto c = mlir::dyn_cast<mlir::CallSiteLoc>(cur))
+    if (auto caller = innermostFileLoc(c.getCaller()))
+      text += fmt::format(" (inlined at {})", formatFileLoc(*caller));
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Lowerer
+//===----------------------------------------------------------------------===//
+
+std::optional<DType> Lowerer::dtypeOf(mlir::Type t) {
+  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t))
+    t = tensor.getElementType();
+  if (auto i = mlir::dyn_cast<mlir::IntegerType>(t)) {
+    switch (i.getWidth()) {
+    case 1:
+      return DType::I1;
+    case 8:
+      return DType::I8;
+    case 16:
+      return DType::I16;
+    case 32:
+      return DType::I32;
+    case 64:
+      return DType::I64;
+    default:
+      return std::nullopt;
+    }
+  }
+  if (t.isIndex())
+    return DType::I64;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isF32())
+    return DType::F32;
+  if (t.isF64())
+    return DType::F64;
+  if (t.isFloat8E4M3FN())
+    return DType::F8E4M3FN;
+  if (t.isFloat8E4M3FNUZ())
+    return DType::F8E4M3FNUZ;
+  if (t.isFloat8E5M2())
+    return DType::F8E5M2;
+  if (t.isFloat8E5M2FNUZ())
+    return DType::F8E5M2FNUZ;
+  // Scalar pointers to scalars (!tt.ptr<f32>). Block pointers point to tensors
+  // and are not plain addresses.
+  if (t.getDialect().getNamespace() == "tt" && t.getAbstractType().getName().ends_with("PointerType")) {
+    return DType::Ptr;
+  }
+  return std::nullopt;
+}
+
+std::vector<int64_t> Lowerer::shapeOf(mlir::Type t) {
+  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t))
+    return std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end());
+  return {};
+}
+
+SlotId Lowerer::use(mlir::Value v) {
+  auto it = values_.find(v);
+  return it == values_.end() ? kNoSlot : it->second;
+}
+
+SlotId Lowerer::scratch(DType dtype, std::vector<int64_t> shape) {
+  Slot s;
+  s.dtype = dtype;
+  s.numel = 1;
+  for (int64_t d : shape)
+    s.numel *= d;
+  s.shape = std::move(shape);
+  s.function = currentFunction_;
+  program_.slots.push_back(std::move(s));
+  return SlotId(program_.slots.size() - 1);
+}
+
+SlotId Lowerer::def(mlir::Value v, mlir::Operation *op) {
+  mlir::Type t = v.getType();
+  std::optional<DType> d = dtypeOf(t);
+  if (!d) {
+    std::string ty;
+    llvm::raw_string_ostream os(ty);
+    t.print(os);
+    error(op, fmt::format("values of type {} are not supported by the interpreter", ty));
+    return kNoSlot;
+  }
+  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t); tensor && !tensor.hasStaticShape()) {
+    error(op, "tensors of dynamic shape are not supported");
+    return kNoSlot;
+  }
+  SlotId s = scratch(*d, shapeOf(t));
+  values_[v] = s;
+  return s;
+}
+
+uint32_t Lowerer::site(mlir::Operation *op) {
+  auto it = sites_.find(op);
+  if (it != sites_.end())
+    return it->second;
+  program_.sites.push_back({op->getName().getStringRef().str(), describeLocation(op->getLoc())});
+  uint32_t id = uint32_t(program_.sites.size() - 1);
+  sites_[op] = id;
+  return id;
+}
+
+bool Lowerer::error(mlir::Operation *op, const std::string &message) {
+  if (error_.empty())
+    error_ = fmt::format("{}: error: '{}': {}", describeLocation(op->getLoc()),
+                         op->getName().getStringRef().str(), message);
+  return false;
+}
+
+void Lowerer::emit(mlir::Operation *op, ExecFn fn, llvm::ArrayRef<SlotId> operands,
+                   llvm::ArrayRef<SlotId> results, const void *data) {
+  Instr in;
+  in.fn = fn;
+  program_.idLists.emplace_back(operands.begin(), operands.end());
+  in.operands = program_.idLists.back().data();
+  in.numOperands = uint32_t(operands.size());
+  program_.idLists.emplace_back(results.begin(), results.end());
+  in.results = program_.idLists.back().data();
+  in.numResults = uint32_t(results.size());
+  in.n = results.empty() ? 0 : program_.slots[results[0]].numel;
+  in.data = data;
+  in.site = site(op);
+  current_->push_back(in);
+}
+
+bool Lowerer::lowerTerminator(mlir::Operation *op, Block &out,
+                              const llvm::DenseMap<mlir::Block *, uint32_t> &ids) {
+  Terminator &t = out.term;
+  t.site = site(op);
+  llvm::StringRef name = op->getName().getStringRef();
+  auto slotsOf = [&](mlir::OperandRange range, std::vector<SlotId> &into) {
+    for (mlir::Value v : range)
+      into.push_back(use(v));
+  };
+  if (name == "tt.return") {
+    t.kind = Terminator::Return;
+    slotsOf(op->getOperands(), t.operands);
+    return true;
+  }
+  if (name == "scf.yield" || name == "tt.reduce.return" || name == "tt.scan.return") {
+    t.kind = Terminator::Yield;
+    slotsOf(op->getOperands(), t.operands);
+    return true;
+  }
+  if (name == "scf.condition") {
+    // The condition, then the values passed on: the while op reads them.
+    t.kind = Terminator::Yield;
+    slotsOf(op->getOperands(), t.operands);
+    return true;
+  }
+  if (name == "cf.br") {
+    t.kind = Terminator::Branch;
+    t.dest = ids.lookup(op->getSuccessor(0));
+    slotsOf(op->getOperands(), t.operands);
+    return true;
+  }
+  if (name == "cf.cond_br") {
+    t.kind = Terminator::CondBranch;
+    t.condition = use(op->getOperand(0));
+    t.dest = ids.lookup(op->getSuccessor(0));
+    t.falseDest = ids.lookup(op->getSuccessor(1));
+    // cond_br operands: condition, then the true operands, then the false ones.
+    auto segments = op->getAttrOfType<mlir::DenseI32ArrayAttr>("operandSegmentSizes");
+    if (!segments || segments.size() != 3)
+      return error(op, "malformed cf.cond_br (no operandSegmentSizes)");
+    int32_t nTrue = segments[1];
+    for (unsigned i = 0; i < op->getNumOperands() - 1; ++i)
+      (int32_t(i) < nTrue ? t.operands : t.falseOperands).push_back(use(op->getOperand(i + 1)));
+    return true;
+  }
+  return error(op, "unsupported block terminator");
+}
+
+bool Lowerer::lowerBlock(mlir::Block &block, Block &out,
+                         const llvm::DenseMap<mlir::Block *, uint32_t> &ids) {
+  std::vector<Instr> *saved = current_;
+  current_ = &out.instrs;
+  const OpTable &table = OpTable::get();
+  bool ok = true;
+  for (mlir::Operation &op : block) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
+      ok = lowerTerminator(&op, out, ids);
+      break;
+    }
+    LowerFn fn = table.find(op.getName().getStringRef());
+    if (!fn) {
+      ok = error(&op, op.getName().getStringRef() == "tt.elementwise_inline_asm"
+                          ? "inline PTX assembly cannot be interpreted on the CPU"
+                          : "this op is not supported by the interpreter");
+      break;
+    }
+    if (!fn(&op, *this)) {
+      ok = false;
+      if (error_.empty())
+        error(&op, "could not be lowered");
+      break;
+    }
+  }
+  current_ = saved;
+  return ok;
+}
+
+bool Lowerer::lowerRegionInto(mlir::Region &region, Body &body) {
+  llvm::DenseMap<mlir::Block *, uint32_t> ids;
+  for (mlir::Block &b : region)
+    ids[&b] = uint32_t(ids.size());
+  body.blocks.resize(ids.size());
+  // Block arguments first: a branch may target a block that appears later.
+  for (mlir::Block &b : region) {
+    Block &out = body.blocks[ids[&b]];
+    for (mlir::BlockArgument arg : b.getArguments()) {
+      SlotId s = def(arg, region.getParentOp());
+      if (s == kNoSlot)
+        return false;
+      out.arguments.push_back(s);
+    }
+  }
+  for (mlir::Block &b : region)
+    if (!lowerBlock(b, body.blocks[ids[&b]], ids))
+      return false;
+  return true;
+}
+
+std::unique_ptr<Body> Lowerer::lowerRegion(mlir::Region &region, mlir::Operation *owner) {
+  auto body = std::make_unique<Body>();
+  body->site = site(owner);
+  if (!lowerRegionInto(region, *body))
+    return nullptr;
+  return body;
+}
+
+std::optional<uint32_t> Lowerer::function(mlir::Operation *callOp, llvm::StringRef callee) {
+  auto it = functionIds_.find(callee);
+  if (it != functionIds_.end())
+    return it->second;
+  mlir::Operation *fn = mlir::SymbolTable::lookupNearestSymbolFrom(
+      callOp, mlir::StringAttr::get(callOp->getContext(), callee));
+  if (!fn) {
+    error(callOp, fmt::format("callee @{} not found", callee.str()));
+    return std::nullopt;
+  }
+  std::vector<Instr> *savedCurrent = current_;
+  uint32_t savedFunction = currentFunction_;
+  bool ok = lowerFunction(fn);
+  current_ = savedCurrent;
+  currentFunction_ = savedFunction;
+  if (!ok)
+    return std::nullopt;
+  return functionIds_[callee];
+}
+
+bool Lowerer::lowerFunction(mlir::Operation *op) {
+  auto fn = mlir::dyn_cast<mlir::FunctionOpInterface>(op);
+  if (!fn)
+    return error(op, "not a function");
+  if (fn.isExternal())
+    return error(op, "function has no body");
+  auto function = std::make_unique<Function>();
+  function->name = fn.getName().str();
+  uint32_t index = uint32_t(program_.functions.size());
+  functionIds_[fn.getName()] = index;
+  program_.functions.push_back(nullptr);
+  currentFunction_ = index;
+  function->body.site = site(op);
+  for (mlir::Type t : fn.getResultTypes()) {
+    auto d = dtypeOf(t);
+    if (!d)
+      return error(op, "unsupported result type");
+    function->results.push_back(scratch(*d, shapeOf(t)));
+  }
+  if (!lowerRegionInto(fn.getFunctionBody(), function->body))
+    return false;
+  program_.functions[index] = std::move(function);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel::lower
+//===----------------------------------------------------------------------===//
+
+/// The parameter's name: its name location (`loc("x_ptr"(#loc))`) if any.
+static std::string parameterName(mlir::BlockArgument arg) {
+  mlir::Location loc = arg.getLoc();
+  if (auto n = mlir::dyn_cast<mlir::NameLoc>(loc))
+    return n.getName().str();
+  return fmt::format("arg{}", arg.getArgNumber());
+}
+
+/// Lays out the arena: each function's slots contiguously, so a recursive call
+/// can save and restore exactly its callee's section.
+static void layOutArena(Program &p) {
+  size_t offset = 0;
+  for (size_t f = 0; f < p.functions.size(); ++f) {
+    p.functions[f]->arenaBegin = offset;
+    for (Slot &s : p.slots)
+      if (s.function == f) {
+        s.offset = offset;
+        offset += (s.bytes() + 63) & ~size_t(63);
+      }
+    p.functions[f]->arenaEnd = offset;
+  }
+  p.arenaSize = offset;
+}
+
+std::unique_ptr<Kernel> Kernel::lower(mlir::FunctionOpInterface fn, std::string &error) {
+  auto program = std::make_unique<Program>();
+  program->name = fn.getName().str();
+  Lowerer lowerer(*program);
+  if (!lowerer.lowerFunction(fn.getOperation())) {
+    error = lowerer.errorMessage();
+    return nullptr;
+  }
+  mlir::Block &entry = fn.getFunctionBody().front();
+  for (mlir::BlockArgument arg : entry.getArguments()) {
+    Parameter p;
+    p.name = parameterName(arg);
+    SlotId s = lowerer.use(arg);
+    p.isPointer = program->slots[s].dtype == DType::Ptr;
+    if (p.isPointer) {
+      mlir::Type pointee;
+      // !tt.ptr<T>: its only type parameter is the pointee.
+      arg.getType().walkImmediateSubElements([](mlir::Attribute) {},
+                                             [&](mlir::Type t) { if (!pointee) pointee = t; });
+      std::optional<DType> d = pointee ? Lowerer::dtypeOf(pointee) : std::nullopt;
+      if (!d || !program->slots[s].shape.empty()) {
+        error = fmt::format("{}: error: parameter '{}' has an unsupported type",
+                            describeLocation(fn.getLoc()), p.name);
+        return nullptr;
+      }
+      p.dtype = *d;
+    } else {
+      p.dtype = program->slots[s].dtype;
+    }
+    program->parameters.push_back(p);
+    program->parameterSlots.push_back(s);
+  }
+  layOutArena(*program);
+  return std::unique_ptr<Kernel>(new Kernel(std::move(program)));
+}
+
+} // namespace ttinterp::interp

@@ -1,0 +1,116 @@
+//===- Lowering.h - What an op implementation sees while lowering -*- C++ -*-===//
+//
+// Each op is implemented in one place: a LowerFn that checks the op, decodes
+// its attributes, picks a typed kernel and emits it. LowerFns are registered by
+// op name in an OpTable; the string lookup happens once per op at lowering,
+// never while running.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Program.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <memory>
+#include <string>
+
+namespace ttinterp::interp {
+
+class Lowerer;
+/// Lowers one op; returns false after recording an error with Lowerer::error.
+using LowerFn = bool (*)(mlir::Operation *op, Lowerer &L);
+
+class OpTable {
+public:
+  void add(llvm::StringRef opName, LowerFn fn) { fns_[opName] = fn; }
+  LowerFn find(llvm::StringRef opName) const {
+    auto it = fns_.find(opName);
+    return it == fns_.end() ? nullptr : it->second;
+  }
+  /// Every op the interpreter can run (built once, on first use).
+  static const OpTable &get();
+
+private:
+  llvm::StringMap<LowerFn> fns_;
+};
+
+// One registration function per op family (interp/lib/ops/*.cpp).
+void registerArithOps(OpTable &table);
+void registerMathOps(OpTable &table);
+void registerTensorOps(OpTable &table);
+void registerMemoryOps(OpTable &table);
+void registerReduceOps(OpTable &table);
+void registerDotOps(OpTable &table);
+void registerControlFlowOps(OpTable &table);
+void registerDebugOps(OpTable &table);
+
+class Lowerer {
+public:
+  explicit Lowerer(Program &program) : program_(program) {}
+
+  /// The slot holding an already-lowered value.
+  SlotId use(mlir::Value v);
+  /// Creates the slot for a value defined here. Fails (kNoSlot, error
+  /// recorded against `op`) on a type the interpreter cannot hold.
+  SlotId def(mlir::Value v, mlir::Operation *op);
+  /// Lets `v` live in an existing slot (e.g. a loop's results share the
+  /// slots of its iteration arguments).
+  void bind(mlir::Value v, SlotId s) { values_[v] = s; }
+  /// A scratch slot, not tied to any value.
+  SlotId scratch(DType dtype, std::vector<int64_t> shape);
+  const Slot &slot(SlotId s) const { return program_.slots[s]; }
+
+  /// The dtype an MLIR type holds (element type for tensors); nullopt if unsupported.
+  static std::optional<DType> dtypeOf(mlir::Type t);
+  static std::vector<int64_t> shapeOf(mlir::Type t);
+
+  /// Op-specific data that lives as long as the Program.
+  template <class T> const T *keep(T value) {
+    auto p = std::make_shared<const T>(std::move(value));
+    program_.payloads.push_back(p);
+    return p.get();
+  }
+  /// Appends an instruction to the block being lowered.
+  void emit(mlir::Operation *op, ExecFn fn, llvm::ArrayRef<SlotId> operands,
+            llvm::ArrayRef<SlotId> results, const void *data = nullptr);
+  /// Fills a slot with constant bytes once per frame.
+  void constant(SlotId s, std::vector<uint8_t> bytes) {
+    program_.constants.push_back({s, std::move(bytes)});
+  }
+  /// Lowers a region that an op owns (scf bodies, combine regions).
+  std::unique_ptr<Body> lowerRegion(mlir::Region &region, mlir::Operation *owner);
+  /// Lowers the functions `callee` names (once) and returns its index.
+  std::optional<uint32_t> function(mlir::Operation *callOp, llvm::StringRef callee);
+
+  /// Records `LOCATION: error: message` for op; always returns false.
+  bool error(mlir::Operation *op, const std::string &message);
+  const std::string &errorMessage() const { return error_; }
+  uint32_t site(mlir::Operation *op);
+
+  /// Lowers a whole function into program.functions (entry point).
+  bool lowerFunction(mlir::Operation *fn);
+
+private:
+  bool lowerBlock(mlir::Block &block, Block &out, const llvm::DenseMap<mlir::Block *, uint32_t> &ids);
+  bool lowerTerminator(mlir::Operation *op, Block &out,
+                       const llvm::DenseMap<mlir::Block *, uint32_t> &ids);
+  bool lowerRegionInto(mlir::Region &region, Body &body);
+
+  Program &program_;
+  llvm::DenseMap<mlir::Value, SlotId> values_;
+  llvm::DenseMap<mlir::Operation *, uint32_t> sites_;
+  llvm::StringMap<uint32_t> functionIds_;
+  std::vector<Instr> *current_ = nullptr;
+  uint32_t currentFunction_ = 0;
+  std::string error_;
+};
+
+/// "file.py:12:8" for an op's location (innermost file location; for inlined
+/// code the callee's, followed by " (inlined at file.py:30:4)").
+std::string describeLocation(mlir::Location loc);
+
+} // namespace ttinterp::interp

@@ -1,0 +1,142 @@
+//===- Program.h - The executable form of a lowered kernel -----*- C++ -*-===//
+//
+// Lowering turns a tt.func into a Program: every SSA value gets a Slot (dtype,
+// static shape, a fixed offset in a per-thread arena), every op becomes an
+// Instr holding a typed kernel function chosen at lowering time. Executing a
+// program instance is a walk over flat instruction lists: no MLIR, no maps, no
+// strings, no allocation. Regions of scf/tt ops become nested Bodies that the
+// parent op's kernel runs.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Numeric.h"
+#include "ttinterp/interp/Interpreter.h"
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ttinterp::interp {
+
+using SlotId = uint32_t;
+constexpr SlotId kNoSlot = ~SlotId(0);
+
+/// Storage for one SSA value (or a scratch value) in the frame arena.
+struct Slot {
+  DType dtype = DType::I32;
+  std::vector<int64_t> shape; ///< Empty for scalars.
+  int64_t numel = 1;
+  size_t offset = 0;
+  uint32_t function = 0; ///< The function whose frame section holds it.
+  size_t bytes() const { return size_t(numel) * computeSize(dtype); }
+};
+
+struct Frame;
+struct Instr;
+using ExecFn = void (*)(Frame &, const Instr &);
+
+struct Instr {
+  ExecFn fn = nullptr;
+  int64_t n = 0; ///< Elements of the first result: the usual loop bound.
+  const SlotId *operands = nullptr;
+  const SlotId *results = nullptr;
+  uint32_t numOperands = 0, numResults = 0;
+  const void *data = nullptr; ///< Op-specific constant data, owned by the Program.
+  uint32_t site = 0;          ///< Index into Program::sites.
+};
+
+/// How a block hands control back.
+struct Terminator {
+  enum Kind { Yield, Return, Branch, CondBranch } kind = Yield;
+  std::vector<SlotId> operands; ///< Yielded/returned values, or Branch's operands.
+  SlotId condition = kNoSlot;
+  uint32_t dest = 0, falseDest = 0;
+  std::vector<SlotId> falseOperands;
+  uint32_t site = 0;
+};
+
+struct Block {
+  std::vector<SlotId> arguments;
+  std::vector<Instr> instrs;
+  Terminator term;
+};
+
+/// A lowered region.
+struct Body {
+  std::vector<Block> blocks;
+  uint32_t site = 0; ///< The op that owns the region (step-limit messages).
+};
+
+struct Function {
+  std::string name;
+  Body body;
+  std::vector<SlotId> results;    ///< Where tt.return leaves its operands.
+  size_t arenaBegin = 0, arenaEnd = 0; ///< Its slots' bytes (saved around recursive calls).
+};
+
+/// An op's identity for messages.
+struct Site {
+  std::string op;
+  std::string location;
+};
+
+/// A constant slot's contents, written once when a frame is created.
+struct ConstantInit {
+  SlotId slot;
+  std::vector<uint8_t> bytes;
+};
+
+class Program {
+public:
+  std::string name;
+  std::vector<Parameter> parameters;
+  std::vector<SlotId> parameterSlots;
+  std::vector<Slot> slots;
+  std::vector<Site> sites;
+  std::vector<std::unique_ptr<Function>> functions; ///< [0] is the kernel.
+  std::vector<ConstantInit> constants;
+  size_t arenaSize = 0;
+
+  /// Keeps operand lists and op data alive at stable addresses.
+  std::deque<std::vector<SlotId>> idLists;
+  std::vector<std::shared_ptr<const void>> payloads;
+};
+
+/// Receives tt.print output (serialised across threads by the executor).
+struct PrintSink;
+
+/// The state of one program instance (reused for every program a thread runs).
+struct Frame {
+  const Program *program = nullptr;
+  uint8_t *arena = nullptr;
+  const LaunchMemory *memory = nullptr;
+  std::array<int32_t, 3> pid = {0, 0, 0};
+  std::array<int32_t, 3> numPrograms = {1, 1, 1};
+  uint64_t steps = 0, maxSteps = 0;
+  int callDepth = 0;
+  std::vector<int> active; ///< Per function: how many calls of it are running.
+  bool stopped = false;
+  std::optional<Fault> fault;
+  PrintSink *printer = nullptr;
+
+  template <class T> T *at(SlotId s) const {
+    return reinterpret_cast<T *>(arena + program->slots[s].offset);
+  }
+  const Slot &slot(SlotId s) const { return program->slots[s]; }
+
+  /// Records a fault at the op of `site` and stops the program.
+  void fail(uint32_t site, std::string kind, std::string message,
+            std::optional<int64_t> element = std::nullopt);
+};
+
+/// Runs a body from its entry block; returns the terminator that left it
+/// (Yield or Return), or null when the program stopped (a fault).
+const Terminator *runBody(Frame &f, const Body &body);
+
+/// Copies slot contents src[i] -> dst[i], correctly even when the lists overlap.
+void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotId> &dst);
+
+} // namespace ttinterp::interp

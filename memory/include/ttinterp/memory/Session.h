@@ -1,0 +1,250 @@
+//===- Session.h - Storage regions, host shadows and write-back -*- C++ -*-===//
+//
+// The alias-aware memory model. Pointer arguments are views of caller memory;
+// arguments whose byte extents overlap are grouped into one storage region, and
+// each region gets exactly one host shadow, so a store through one alias is seen
+// through every other. Kernels keep the caller's own addresses; LaunchMemory
+// translates them into the shadows. Only bytes the kernels wrote go back, and
+// only at a sync or a step, so a stale alias can never overwrite a newer value.
+//
+// A session keeps shadows alive across launches. A launch that faults abandons
+// the session: nothing that was still pending is written back.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ttinterp/memory/CallerMemory.h"
+#include "ttinterp/memory/View.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ttinterp {
+
+/// Pointers as kernels hold them: the caller's address in the low 48 bits and
+/// the pointer's provenance in the top 16 (1 + the index of the pointer argument
+/// it was derived from; 0 when unknown, e.g. loaded from memory or made by
+/// tt.int_to_ptr). Pointer arithmetic keeps the tag, so every block op that
+/// merely moves pointers around keeps provenance for free.
+namespace tagged {
+constexpr unsigned kTagShift = 48;
+constexpr uint64_t kAddressMask = (uint64_t(1) << kTagShift) - 1;
+constexpr uint32_t kMaxTag = 0xFFFF;
+constexpr uint64_t make(uint64_t address, uint32_t tag) {
+  return (uint64_t(tag) << kTagShift) | (address & kAddressMask);
+}
+constexpr uint32_t tag(uint64_t p) { return uint32_t(p >> kTagShift); }
+constexpr uint64_t address(uint64_t p) { return p & kAddressMask; }
+/// p advanced by `bytes` (which may be negative), keeping its provenance.
+constexpr uint64_t advance(uint64_t p, int64_t bytes) {
+  return (p & ~kAddressMask) | ((p + uint64_t(bytes)) & kAddressMask);
+}
+} // namespace tagged
+
+/// One pointer argument of a launch, as the caller describes it.
+struct PointerArgument {
+  std::string name;   ///< The kernel's argument name (messages).
+  std::string buffer; ///< The caller's name for the buffer (messages, sync, donation).
+  View view;
+  CallerMemory *memory = &HostMemory::instance();
+};
+
+/// How far an access through a pointer may stray from the argument it came from.
+enum class BoundsMode {
+  Argument, ///< Inside the extent of the argument the pointer derives from.
+  Region,   ///< Anywhere inside that argument's storage region.
+};
+
+/// One bit per byte. Concurrent setters use atomic ORs; everything else is
+/// single-threaded between launches.
+class ByteBitmap {
+public:
+  void resize(size_t bytes);
+  size_t size() const { return bytes_; }
+  void set(size_t offset, size_t count);
+  void setConcurrent(size_t offset, size_t count);
+  bool test(size_t offset) const {
+    return (words_[offset >> 6].load(std::memory_order_relaxed) >> (offset & 63)) & 1;
+  }
+  /// Number of set bits in [offset, offset + count).
+  size_t count(size_t offset, size_t count) const;
+  void clear(size_t offset, size_t count);
+  /// Calls fn(begin, end) for each maximal run of set bits inside [offset, offset+count).
+  template <class Fn> void forEachRun(size_t offset, size_t count, Fn fn) const;
+  /// ORs `other`'s bits into this one at `offset`.
+  void orFrom(const ByteBitmap &other, size_t offset);
+
+private:
+  std::unique_ptr<std::atomic<uint64_t>[]> words_;
+  size_t bytes_ = 0;
+};
+
+/// A maximal set of overlapping argument extents, with its one host shadow.
+struct Region {
+  CallerMemory *memory = nullptr;
+  ByteRange range;
+  /// Shadow bytes; shadow()[i] mirrors caller address range.lo + i. Allocated
+  /// with the caller's alignment modulo 64, so aligned caller data stays aligned.
+  uint8_t *shadow() const { return shadow_; }
+  ByteBitmap dirty; ///< Written since their last write-back.
+  std::vector<std::string> buffers;
+
+  void allocate(ByteRange r);
+
+private:
+  std::unique_ptr<uint8_t[]> storage_;
+  uint8_t *shadow_ = nullptr;
+};
+
+/// Bytes moved between caller memory and shadows.
+struct TransferStats {
+  uint64_t bytesIn = 0;
+  uint64_t bytesOut = 0;
+};
+
+/// A launch's view of memory: what the interpreter's loads and stores use.
+/// Built by Session::prepare; valid until the session next changes its regions.
+class LaunchMemory {
+public:
+  /// The window of one pointer argument: the bytes its pointers may touch.
+  struct Window {
+    uint64_t lo = 0, hi = 0; ///< Allowed caller addresses [lo, hi).
+    intptr_t toShadow = 0;   ///< shadow address - caller address for its region.
+    uint32_t region = 0;
+  };
+  struct RegionInfo {
+    Region *region = nullptr;
+    std::vector<uint32_t> arguments; ///< Indices of the pointer arguments in it.
+  };
+
+  /// Host address of the `size` bytes at tagged pointer p, or nullptr when the
+  /// access is out of bounds (describe it with describeFault).
+  uint8_t *translate(uint64_t p, uint32_t size) const {
+    uint32_t t = tagged::tag(p);
+    uint64_t a = tagged::address(p);
+    if (t != 0 && t <= windows_.size()) {
+      const Window &w = windows_[t - 1];
+      if (a >= w.lo && a + size <= w.hi && a + size >= a)
+        return reinterpret_cast<uint8_t *>(intptr_t(a) + w.toShadow);
+      return nullptr;
+    }
+    return translateUntagged(a, size, nullptr);
+  }
+  /// As translate, and records the bytes as written.
+  uint8_t *translateForWrite(uint64_t p, uint32_t size) const {
+    uint32_t t = tagged::tag(p);
+    uint64_t a = tagged::address(p);
+    uint32_t regionIndex;
+    uint8_t *host;
+    if (t != 0 && t <= windows_.size()) {
+      const Window &w = windows_[t - 1];
+      if (!(a >= w.lo && a + size <= w.hi && a + size >= a))
+        return nullptr;
+      host = reinterpret_cast<uint8_t *>(intptr_t(a) + w.toShadow);
+      regionIndex = w.region;
+    } else {
+      host = translateUntagged(a, size, &regionIndex);
+      if (!host)
+        return nullptr;
+    }
+    Region &r = *regions_[regionIndex].region;
+    if (concurrent_)
+      r.dirty.setConcurrent(a - r.range.lo, size);
+    else
+      r.dirty.set(a - r.range.lo, size);
+    return host;
+  }
+
+  /// A human-readable account of why translate(p, size) failed: which argument,
+  /// how far outside its extent, or that no region holds the address.
+  std::string describeFault(uint64_t p, uint32_t size) const;
+
+  /// Marks that several threads will store concurrently (dirty bits use atomics).
+  void setConcurrent(bool c) { concurrent_ = c; }
+  /// The pointer value a kernel receives for argument i (tagged with i + 1).
+  uint64_t argumentPointer(size_t i) const { return pointers_[i]; }
+  const std::vector<RegionInfo> &regions() const { return regions_; }
+  const std::vector<PointerArgument> &arguments() const { return arguments_; }
+
+private:
+  friend class Session;
+  uint8_t *translateUntagged(uint64_t a, uint32_t size, uint32_t *regionIndex) const;
+
+  std::vector<PointerArgument> arguments_;
+  std::vector<Window> windows_;
+  std::vector<uint64_t> pointers_;
+  std::vector<RegionInfo> regions_; ///< Sorted by (memory, range.lo).
+  bool concurrent_ = false;
+};
+
+/// Owns the shadows of the regions touched so far, across launches.
+class Session {
+public:
+  struct Options {
+    BoundsMode bounds = BoundsMode::Argument;
+  };
+  Session() = default;
+  explicit Session(Options options) : options_(options) {}
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  /// Maps a launch's pointer arguments onto regions: extents that overlap each
+  /// other or a live region are merged into one region (copying in only bytes
+  /// that no live shadow holds yet). Fails on invalid views.
+  bool prepare(const std::vector<PointerArgument> &arguments, LaunchMemory &out,
+               std::string &error);
+  /// Writes back the dirty bytes that lie inside `ranges` (a partial sync) and
+  /// nothing else: other dirty bytes stay pending, shadows stay alive.
+  bool sync(CallerMemory &memory, const std::vector<ByteRange> &ranges, std::string &error);
+  /// Writes back every dirty byte, then drops every shadow (a full sync).
+  bool step(std::string &error);
+  /// Drops every shadow without writing anything back (after a fault).
+  void abandon();
+  /// Dirty (not yet written back) bytes inside `range` of `memory`.
+  uint64_t pendingBytes(const CallerMemory &memory, ByteRange range) const;
+
+  const TransferStats &stats() const { return stats_; }
+  const std::vector<std::unique_ptr<Region>> &regions() const { return regions_; }
+  const Options &options() const { return options_; }
+
+private:
+  bool writeBack(Region &region, ByteRange range, std::string &error);
+
+  Options options_;
+  std::vector<std::unique_ptr<Region>> regions_;
+  TransferStats stats_;
+};
+
+template <class Fn> void ByteBitmap::forEachRun(size_t offset, size_t count, Fn fn) const {
+  size_t end = offset + count;
+  size_t i = offset;
+  while (i < end) {
+    // Skip clear words quickly; dirty maps are mostly clear or mostly set.
+    uint64_t word = words_[i >> 6].load(std::memory_order_relaxed) >> (i & 63);
+    if (word == 0) {
+      i = (i | 63) + 1;
+      continue;
+    }
+    i += __builtin_ctzll(word);
+    if (i >= end)
+      break;
+    size_t runStart = i;
+    while (i < end) {
+      // First clear bit at or after i; zeros shifted in at the top just mean
+      // "not in this word".
+      uint64_t w = ~words_[i >> 6].load(std::memory_order_relaxed) >> (i & 63);
+      if (w == 0) {
+        i = (i | 63) + 1;
+        continue;
+      }
+      i += __builtin_ctzll(w);
+      break;
+    }
+    fn(runStart, std::min(i, end));
+  }
+}
+
+} // namespace ttinterp

@@ -1,0 +1,314 @@
+//===- Session.cpp - Region grouping, shadows, translation, write-back ----===//
+#include "ttinterp/memory/Session.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace ttinterp {
+
+//===----------------------------------------------------------------------===//
+// ByteBitmap
+//===----------------------------------------------------------------------===//
+
+void ByteBitmap::resize(size_t bytes) {
+  size_t words = (bytes + 63) / 64;
+  words_.reset(new std::atomic<uint64_t>[words]);
+  for (size_t i = 0; i < words; ++i)
+    words_[i].store(0, std::memory_order_relaxed);
+  bytes_ = bytes;
+}
+
+// Calls fn(wordIndex, mask) for the words covering [offset, offset + count).
+template <class Fn> static void forEachWordMask(size_t offset, size_t count, Fn fn) {
+  size_t end = offset + count;
+  while (offset < end) {
+    size_t bit = offset & 63;
+    size_t n = std::min<size_t>(64 - bit, end - offset);
+    uint64_t mask = (n == 64 ? ~uint64_t(0) : ((uint64_t(1) << n) - 1)) << bit;
+    fn(offset >> 6, mask);
+    offset += n;
+  }
+}
+
+void ByteBitmap::set(size_t offset, size_t count) {
+  forEachWordMask(offset, count, [&](size_t w, uint64_t mask) {
+    words_[w].store(words_[w].load(std::memory_order_relaxed) | mask, std::memory_order_relaxed);
+  });
+}
+
+void ByteBitmap::setConcurrent(size_t offset, size_t count) {
+  forEachWordMask(offset, count, [&](size_t w, uint64_t mask) {
+    if ((words_[w].load(std::memory_order_relaxed) & mask) != mask)
+      words_[w].fetch_or(mask, std::memory_order_relaxed);
+  });
+}
+
+void ByteBitmap::clear(size_t offset, size_t count) {
+  forEachWordMask(offset, count, [&](size_t w, uint64_t mask) {
+    words_[w].store(words_[w].load(std::memory_order_relaxed) & ~mask, std::memory_order_relaxed);
+  });
+}
+
+size_t ByteBitmap::count(size_t offset, size_t count) const {
+  size_t total = 0;
+  forEachWordMask(offset, count, [&](size_t w, uint64_t mask) {
+    total += __builtin_popcountll(words_[w].load(std::memory_order_relaxed) & mask);
+  });
+  return total;
+}
+
+void ByteBitmap::orFrom(const ByteBitmap &other, size_t offset) {
+  other.forEachRun(0, other.size(), [&](size_t b, size_t e) { set(offset + b, e - b); });
+}
+
+//===----------------------------------------------------------------------===//
+// Region
+//===----------------------------------------------------------------------===//
+
+void Region::allocate(ByteRange r) {
+  range = r;
+  size_t size = r.hi - r.lo;
+  // Up to 63 bytes to reach a 64-byte boundary plus up to 63 to match the
+  // caller's alignment.
+  storage_.reset(new uint8_t[size + 128]);
+  uintptr_t base = reinterpret_cast<uintptr_t>(storage_.get());
+  uintptr_t aligned = (base + 63) & ~uintptr_t(63);
+  shadow_ = reinterpret_cast<uint8_t *>(aligned + (r.lo & 63));
+  dirty.resize(size);
+}
+
+//===----------------------------------------------------------------------===//
+// LaunchMemory
+//===----------------------------------------------------------------------===//
+
+uint8_t *LaunchMemory::translateUntagged(uint64_t a, uint32_t size, uint32_t *regionIndex) const {
+  // Regions are few; a binary search over their starts finds the candidate.
+  auto it = std::upper_bound(regions_.begin(), regions_.end(), a,
+                             [](uint64_t x, const RegionInfo &r) { return x < r.region->range.lo; });
+  if (it == regions_.begin())
+    return nullptr;
+  --it;
+  const Region &r = *it->region;
+  if (a + size > r.range.hi || a + size < a)
+    return nullptr;
+  if (regionIndex)
+    *regionIndex = uint32_t(it - regions_.begin());
+  return r.shadow() + (a - r.range.lo);
+}
+
+std::string LaunchMemory::describeFault(uint64_t p, uint32_t size) const {
+  uint32_t t = tagged::tag(p);
+  uint64_t a = tagged::address(p);
+  if (t == 0 || t > windows_.size())
+    return fmt::format("address 0x{:x} ({} bytes) is not inside any argument's memory "
+                       "(pointer of unknown provenance)",
+                       a, size);
+  const PointerArgument &arg = arguments_[t - 1];
+  const Window &w = windows_[t - 1];
+  size_t elem = byteSize(arg.view.dtype);
+  std::string where;
+  if (a < w.lo)
+    where = fmt::format("{} bytes before its start", w.lo - a);
+  else
+    where = fmt::format("{} bytes past its end", a + size - w.hi);
+  // Element index relative to element 0 of the argument, in its own dtype.
+  int64_t delta = int64_t(a - arg.view.address);
+  std::string index = delta % int64_t(elem) == 0
+                          ? fmt::format("element {}", delta / int64_t(elem))
+                          : fmt::format("byte offset {}", delta);
+  return fmt::format("{} of argument '{}' (buffer '{}'), address 0x{:x}, is {} "
+                     "(allowed bytes [0x{:x}, 0x{:x}))",
+                     index, arg.name, arg.buffer, a, where, w.lo, w.hi);
+}
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+namespace {
+// One interval in the grouping sweep: a live region or a new argument extent.
+struct Interval {
+  CallerMemory *memory;
+  ByteRange range;
+  Region *live = nullptr; // set for live regions
+  int argument = -1;      // set for argument extents
+};
+} // namespace
+
+bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemory &out,
+                      std::string &error) {
+  out = LaunchMemory();
+  out.arguments_ = arguments;
+  if (arguments.size() > tagged::kMaxTag - 1) {
+    error = fmt::format("too many pointer arguments ({})", arguments.size());
+    return false;
+  }
+  std::vector<Interval> intervals;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const PointerArgument &arg = arguments[i];
+    if (auto why = arg.view.validate()) {
+      error = fmt::format("argument '{}' (buffer '{}'): {}", arg.name, arg.buffer, *why);
+      return false;
+    }
+    ByteRange e = arg.view.extent();
+    if (e.hi > tagged::kAddressMask) {
+      error = fmt::format("argument '{}' (buffer '{}') lies above the 48-bit address space "
+                          "ttinterp supports",
+                          arg.name, arg.buffer);
+      return false;
+    }
+    if (!e.empty())
+      intervals.push_back({arg.memory, e, nullptr, int(i)});
+  }
+  for (auto &r : regions_)
+    intervals.push_back({r->memory, r->range, r.get(), -1});
+  std::sort(intervals.begin(), intervals.end(), [](const Interval &x, const Interval &y) {
+    if (x.memory != y.memory)
+      return std::less<CallerMemory *>()(x.memory, y.memory);
+    return x.range.lo < y.range.lo;
+  });
+
+  // Sweep: overlapping intervals of one memory form one group, i.e. one region.
+  std::vector<std::unique_ptr<Region>> next;
+  std::vector<std::vector<int>> groupArguments;
+  for (size_t i = 0; i < intervals.size();) {
+    size_t j = i;
+    ByteRange span = intervals[i].range;
+    std::vector<Region *> lives;
+    std::vector<int> args;
+    while (j < intervals.size() && intervals[j].memory == intervals[i].memory &&
+           (j == i || intervals[j].range.lo < span.hi)) {
+      span.hi = std::max(span.hi, intervals[j].range.hi);
+      if (intervals[j].live)
+        lives.push_back(intervals[j].live);
+      else
+        args.push_back(intervals[j].argument);
+      ++j;
+    }
+    std::unique_ptr<Region> region;
+    if (lives.size() == 1 && lives[0]->range.lo == span.lo && lives[0]->range.hi == span.hi) {
+      // The live shadow already covers the group: reuse it as it is.
+      for (auto &r : regions_)
+        if (r.get() == lives[0])
+          region = std::move(r);
+    } else {
+      region = std::make_unique<Region>();
+      region->memory = intervals[i].memory;
+      region->allocate(span);
+      // Copy in only the gaps no live shadow holds; live shadows may hold
+      // writes that have not gone back yet, so they win over caller memory.
+      uint64_t cursor = span.lo;
+      auto copyIn = [&](uint64_t lo, uint64_t hi) {
+        if (hi <= lo)
+          return true;
+        if (!region->memory->read(lo, region->shadow() + (lo - span.lo), hi - lo, error))
+          return false;
+        stats_.bytesIn += hi - lo;
+        return true;
+      };
+      for (Region *live : lives) {
+        if (!copyIn(cursor, live->range.lo))
+          return false;
+        std::memcpy(region->shadow() + (live->range.lo - span.lo), live->shadow(),
+                    live->range.hi - live->range.lo);
+        region->dirty.orFrom(live->dirty, live->range.lo - span.lo);
+        region->buffers.insert(region->buffers.end(), live->buffers.begin(), live->buffers.end());
+        cursor = live->range.hi;
+      }
+      if (!copyIn(cursor, span.hi))
+        return false;
+      for (Region *live : lives)
+        for (auto &r : regions_)
+          if (r.get() == live)
+            r.reset();
+    }
+    for (int a : args)
+      if (std::find(region->buffers.begin(), region->buffers.end(), arguments[a].buffer) ==
+          region->buffers.end())
+        region->buffers.push_back(arguments[a].buffer);
+    next.push_back(std::move(region));
+    groupArguments.push_back(std::move(args));
+    i = j;
+  }
+  regions_ = std::move(next);
+
+  // Only regions this launch touches are visible to it.
+  out.windows_.assign(arguments.size(), LaunchMemory::Window());
+  out.pointers_.assign(arguments.size(), 0);
+  for (size_t g = 0; g < regions_.size(); ++g) {
+    if (groupArguments[g].empty())
+      continue;
+    Region *region = regions_[g].get();
+    uint32_t index = uint32_t(out.regions_.size());
+    LaunchMemory::RegionInfo info;
+    info.region = region;
+    for (int a : groupArguments[g]) {
+      info.arguments.push_back(uint32_t(a));
+      LaunchMemory::Window &w = out.windows_[a];
+      ByteRange bounds =
+          options_.bounds == BoundsMode::Argument ? arguments[a].view.extent() : region->range;
+      w.lo = bounds.lo;
+      w.hi = bounds.hi;
+      w.toShadow = intptr_t(region->shadow()) - intptr_t(region->range.lo);
+      w.region = index;
+    }
+    std::sort(info.arguments.begin(), info.arguments.end());
+    out.regions_.push_back(std::move(info));
+  }
+  for (size_t a = 0; a < arguments.size(); ++a)
+    out.pointers_[a] = tagged::make(arguments[a].view.address, uint32_t(a + 1));
+  return true;
+}
+
+bool Session::writeBack(Region &region, ByteRange range, std::string &error) {
+  ByteRange r{std::max(range.lo, region.range.lo), std::min(range.hi, region.range.hi)};
+  if (r.hi <= r.lo)
+    return true;
+  size_t begin = r.lo - region.range.lo, count = r.hi - r.lo;
+  bool ok = true;
+  region.dirty.forEachRun(begin, count, [&](size_t b, size_t e) {
+    if (!ok)
+      return;
+    ok = region.memory->write(region.range.lo + b, region.shadow() + b, e - b, error);
+    stats_.bytesOut += e - b;
+  });
+  if (ok)
+    region.dirty.clear(begin, count);
+  return ok;
+}
+
+bool Session::sync(CallerMemory &memory, const std::vector<ByteRange> &ranges,
+                   std::string &error) {
+  for (auto &region : regions_)
+    if (region->memory == &memory)
+      for (const ByteRange &r : ranges)
+        if (!writeBack(*region, r, error))
+          return false;
+  return true;
+}
+
+bool Session::step(std::string &error) {
+  for (auto &region : regions_)
+    if (!writeBack(*region, region->range, error))
+      return false;
+  regions_.clear();
+  return true;
+}
+
+void Session::abandon() { regions_.clear(); }
+
+uint64_t Session::pendingBytes(const CallerMemory &memory, ByteRange range) const {
+  uint64_t total = 0;
+  for (auto &region : regions_) {
+    if (region->memory != &memory)
+      continue;
+    uint64_t lo = std::max(range.lo, region->range.lo), hi = std::min(range.hi, region->range.hi);
+    if (lo < hi)
+      total += region->dirty.count(lo - region->range.lo, hi - lo);
+  }
+  return total;
+}
+
+} // namespace ttinterp

@@ -13,11 +13,6 @@
 
 namespace ttinterp::interp {
 
-struct PrintSink {
-  std::ostream *out;
-  std::mutex mutex;
-};
-
 void Frame::fail(uint32_t site, std::string kind, std::string message,
                  std::optional<int64_t> element) {
   if (stopped)
@@ -169,7 +164,8 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
     return f;
   }
   int64_t total = options.grid[0] * options.grid[1] * options.grid[2];
-  PrintSink printer{options.printStream ? options.printStream : &std::cout, {}};
+  PrintSink printer;
+  printer.out = options.printStream ? options.printStream : &std::cout;
   unsigned threads = std::max(1u, options.threads);
   if (threads == 1 || total <= 1) {
     memory.setConcurrent(false);

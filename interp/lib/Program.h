@@ -15,6 +15,8 @@
 
 #include <deque>
 #include <memory>
+#include <mutex>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,8 +107,11 @@ public:
   std::vector<std::shared_ptr<const void>> payloads;
 };
 
-/// Receives tt.print output (serialised across threads by the executor).
-struct PrintSink;
+/// Receives tt.print output; the mutex keeps lines whole across threads.
+struct PrintSink {
+  std::ostream *out = nullptr;
+  std::mutex mutex;
+};
 
 /// The state of one program instance (reused for every program a thread runs).
 struct Frame {

@@ -1,0 +1,539 @@
+//===- ArithOps.cpp - The arith dialect: constants, arithmetic, compares, casts -===//
+//
+// Integers wrap (two's complement); shifts by the bit width or more give what
+// NVIDIA's shl/shr give (0, or the sign fill for shrsi); division by zero is a
+// fault, not undefined behaviour. Float min/max follow MLIR: maximumf/minimumf
+// propagate NaN, maxnumf/minnumf return the non-NaN operand. fptosi/fptoui
+// saturate and map NaN to 0, as the GPU's cvt.rzi does.
+//
+//===----------------------------------------------------------------------===//
+#include "OpSupport.h"
+
+#include "llvm/ADT/APFloat.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace ttinterp::interp {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+/// Writes one attribute element into a compute-representation buffer.
+template <DType D> void putElement(uint8_t *dst, const llvm::APInt *i, const llvm::APFloat *f) {
+  Repr<D> v{};
+  if constexpr (isFloat(D)) {
+    llvm::APFloat x = *f;
+    bool lost;
+    x.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    v = Repr<D>(x.convertToDouble()); // exact: the value came from type D
+  } else if constexpr (D == DType::I1) {
+    v = uint8_t(i->getZExtValue() & 1);
+  } else if constexpr (D == DType::Ptr) {
+    v = i->getZExtValue();
+  } else {
+    v = Repr<D>(i->getSExtValue());
+  }
+  std::memcpy(dst, &v, sizeof(v));
+}
+
+bool lowerConstant(mlir::Operation *op, Lowerer &L) {
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  const Slot &s = L.slot(r);
+  size_t size = computeSize(s.dtype);
+  std::vector<uint8_t> bytes(s.bytes());
+  mlir::Attribute value = op->getAttr("value");
+  auto put = [&](size_t index, const llvm::APInt *i, const llvm::APFloat *f) {
+    visitAny(s.dtype, [&](auto tag) {
+      putElement<decltype(tag)::value>(bytes.data() + index * size, i, f);
+      return 0;
+    });
+  };
+  if (auto dense = mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(value)) {
+    if (dense.getNumElements() != s.numel)
+      return L.error(op, "constant has the wrong number of elements");
+    bool isF = isFloat(s.dtype);
+    if (dense.isSplat()) {
+      llvm::APInt i = isF ? llvm::APInt() : dense.getSplatValue<llvm::APInt>();
+      llvm::APFloat f = isF ? dense.getSplatValue<llvm::APFloat>() : llvm::APFloat(0.0);
+      for (int64_t k = 0; k < s.numel; ++k)
+        put(size_t(k), &i, &f);
+    } else if (isF) {
+      size_t k = 0;
+      for (llvm::APFloat f : dense.getValues<llvm::APFloat>())
+        put(k++, nullptr, &f);
+    } else {
+      size_t k = 0;
+      for (llvm::APInt i : dense.getValues<llvm::APInt>())
+        put(k++, &i, nullptr);
+    }
+  } else if (auto i = mlir::dyn_cast_or_null<mlir::IntegerAttr>(value)) {
+    llvm::APInt v = i.getValue();
+    put(0, &v, nullptr);
+  } else if (auto f = mlir::dyn_cast_or_null<mlir::FloatAttr>(value)) {
+    llvm::APFloat v = f.getValue();
+    put(0, nullptr, &v);
+  } else {
+    return L.error(op, "unsupported constant attribute");
+  }
+  L.constant(r, std::move(bytes));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Integer arithmetic
+//===----------------------------------------------------------------------===//
+
+template <DType D> constexpr unsigned bitWidth() {
+  return D == DType::I1 ? 1 : unsigned(sizeof(Repr<D>) * 8);
+}
+
+#define TTINTERP_INT_OP(NAME, EXPR)                                                                \
+  struct NAME {                                                                                    \
+    template <DType D> static Repr<D> apply(Repr<D> a, Repr<D> b) {                                \
+      using U = UnsignedRepr<D>;                                                                   \
+      (void)sizeof(U);                                                                             \
+      return wrap<D>(Repr<D>(EXPR));                                                               \
+    }                                                                                              \
+  };
+TTINTERP_INT_OP(AddI, U(U(a) + U(b)))
+TTINTERP_INT_OP(SubI, U(U(a) - U(b)))
+TTINTERP_INT_OP(MulI, U(uint64_t(U(a)) * uint64_t(U(b))))
+TTINTERP_INT_OP(AndI, a &b)
+TTINTERP_INT_OP(OrI, a | b)
+TTINTERP_INT_OP(XOrI, a ^ b)
+TTINTERP_INT_OP(MaxSI, signedValue<D>(a) > signedValue<D>(b) ? a : b)
+TTINTERP_INT_OP(MinSI, signedValue<D>(a) < signedValue<D>(b) ? a : b)
+TTINTERP_INT_OP(MaxUI, U(a) > U(b) ? a : b)
+TTINTERP_INT_OP(MinUI, U(a) < U(b) ? a : b)
+TTINTERP_INT_OP(ShLI, unsignedValue<D>(b) >= bitWidth<D>() ? U(0) : U(U(a) << unsignedValue<D>(b)))
+TTINTERP_INT_OP(ShRUI, unsignedValue<D>(b) >= bitWidth<D>() ? U(0) : U(U(a) >> unsignedValue<D>(b)))
+TTINTERP_INT_OP(ShRSI, unsignedValue<D>(b) >= bitWidth<D>()
+                           ? (signedValue<D>(a) < 0 ? ~U(0) : U(0))
+                           : U(signedValue<D>(a) >> unsignedValue<D>(b)))
+#undef TTINTERP_INT_OP
+
+/// Division family: checks the divisor first, so one zero anywhere faults with
+/// its element index.
+enum class DivKind { DivSI, DivUI, RemSI, RemUI, CeilDivSI, FloorDivSI, CeilDivUI };
+
+template <DType D, DivKind K> void divKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  using U = UnsignedRepr<D>;
+  const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
+  T *r = f.at<T>(in.results[0]);
+  for (int64_t i = 0; i < in.n; ++i) {
+    if (b[i] == 0) {
+      f.fail(in.site, "division_by_zero", "integer division by zero", i);
+      return;
+    }
+  }
+  for (int64_t i = 0; i < in.n; ++i) {
+    int64_t sa = signedValue<D>(a[i]), sb = signedValue<D>(b[i]);
+    uint64_t ua = unsignedValue<D>(a[i]), ub = unsignedValue<D>(b[i]);
+    // The only signed overflow, MIN / -1, wraps to MIN (remainder 0): done in
+    // 64 bits it cannot overflow except for i64, handled explicitly.
+    bool overflow = sb == -1 && sa == std::numeric_limits<int64_t>::min();
+    int64_t q = overflow ? sa : sa / sb;
+    int64_t rem = overflow ? 0 : sa % sb;
+    uint64_t v = 0;
+    switch (K) {
+    case DivKind::DivSI:
+      v = uint64_t(q);
+      break;
+    case DivKind::RemSI:
+      v = uint64_t(rem);
+      break;
+    case DivKind::DivUI:
+      v = ua / ub;
+      break;
+    case DivKind::RemUI:
+      v = ua % ub;
+      break;
+    case DivKind::CeilDivSI:
+      v = uint64_t(q + ((rem != 0 && ((rem > 0) == (sb > 0))) ? 1 : 0));
+      break;
+    case DivKind::FloorDivSI:
+      v = uint64_t(q - ((rem != 0 && ((rem < 0) != (sb < 0))) ? 1 : 0));
+      break;
+    case DivKind::CeilDivUI:
+      v = ua / ub + (ua % ub != 0);
+      break;
+    }
+    r[i] = wrap<D>(T(U(v)));
+  }
+}
+
+template <DivKind K> bool lowerDiv(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  ExecFn fn = visitInt(L.slot(r).dtype, [](auto tag) -> ExecFn {
+    return &divKernel<decltype(tag)::value, K>;
+  });
+  L.emit(op, fn, {a, b}, {r});
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Float arithmetic
+//===----------------------------------------------------------------------===//
+
+#define TTINTERP_FLOAT_OP(NAME, EXPR)                                                              \
+  struct NAME {                                                                                    \
+    template <DType D> static Repr<D> apply(Repr<D> a, Repr<D> b) { return EXPR; }                 \
+  };
+TTINTERP_FLOAT_OP(AddF, a + b)
+TTINTERP_FLOAT_OP(SubF, a - b)
+TTINTERP_FLOAT_OP(MulF, a *b)
+TTINTERP_FLOAT_OP(DivF, a / b)
+TTINTERP_FLOAT_OP(RemF, std::fmod(a, b))
+TTINTERP_FLOAT_OP(MaxNumF, std::fmax(a, b))
+TTINTERP_FLOAT_OP(MinNumF, std::fmin(a, b))
+TTINTERP_FLOAT_OP(MaximumF, (std::isnan(a) || std::isnan(b))
+                                ? std::numeric_limits<Repr<D>>::quiet_NaN()
+                                : (a == b ? (std::signbit(a) ? b : a) : (a > b ? a : b)))
+TTINTERP_FLOAT_OP(MinimumF, (std::isnan(a) || std::isnan(b))
+                                ? std::numeric_limits<Repr<D>>::quiet_NaN()
+                                : (a == b ? (std::signbit(a) ? a : b) : (a < b ? a : b)))
+#undef TTINTERP_FLOAT_OP
+
+struct NegF {
+  template <DType D> static Repr<D> apply(Repr<D> a) { return -a; }
+};
+
+//===----------------------------------------------------------------------===//
+// Comparisons and select
+//===----------------------------------------------------------------------===//
+
+template <DType D, int P> void cmpIKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
+  uint8_t *r = f.at<uint8_t>(in.results[0]);
+  for (int64_t i = 0; i < in.n; ++i) {
+    int64_t sa = signedValue<D>(a[i]), sb = signedValue<D>(b[i]);
+    uint64_t ua = unsignedValue<D>(a[i]), ub = unsignedValue<D>(b[i]);
+    bool v = false;
+    switch (P) { // arith::CmpIPredicate values
+    case 0: v = ua == ub; break;
+    case 1: v = ua != ub; break;
+    case 2: v = sa < sb; break;
+    case 3: v = sa <= sb; break;
+    case 4: v = sa > sb; break;
+    case 5: v = sa >= sb; break;
+    case 6: v = ua < ub; break;
+    case 7: v = ua <= ub; break;
+    case 8: v = ua > ub; break;
+    case 9: v = ua >= ub; break;
+    }
+    r[i] = v;
+  }
+}
+
+template <DType D, int P> void cmpFKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
+  uint8_t *r = f.at<uint8_t>(in.results[0]);
+  for (int64_t i = 0; i < in.n; ++i) {
+    T x = a[i], y = b[i];
+    bool unordered = std::isnan(x) || std::isnan(y);
+    bool v = false;
+    switch (P) { // arith::CmpFPredicate values
+    case 0: v = false; break;
+    case 1: v = !unordered && x == y; break;
+    case 2: v = !unordered && x > y; break;
+    case 3: v = !unordered && x >= y; break;
+    case 4: v = !unordered && x < y; break;
+    case 5: v = !unordered && x <= y; break;
+    case 6: v = !unordered && x != y; break;
+    case 7: v = !unordered; break;
+    case 8: v = unordered || x == y; break;
+    case 9: v = unordered || x > y; break;
+    case 10: v = unordered || x >= y; break;
+    case 11: v = unordered || x < y; break;
+    case 12: v = unordered || x <= y; break;
+    case 13: v = unordered || x != y; break;
+    case 14: v = unordered; break;
+    case 15: v = true; break;
+    }
+    r[i] = v;
+  }
+}
+
+template <template <DType, int> class K, DType D, int... P>
+ExecFn pickPredicate(int p, std::integer_sequence<int, P...>) {
+  ExecFn fn = nullptr;
+  ((p == P ? (fn = &K<D, P>::run, 0) : 0), ...);
+  return fn;
+}
+
+template <DType D, int P> struct CmpI {
+  static void run(Frame &f, const Instr &in) { cmpIKernel<D, P>(f, in); }
+};
+template <DType D, int P> struct CmpF {
+  static void run(Frame &f, const Instr &in) { cmpFKernel<D, P>(f, in); }
+};
+
+bool lowerCmpI(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  int p = int(intAttr(op, "predicate", -1));
+  DType d = L.slot(a).dtype;
+  ExecFn fn = d == DType::Ptr ? pickPredicate<CmpI, DType::I64>(p, std::make_integer_sequence<int, 10>())
+                              : visitInt(d, [&](auto tag) -> ExecFn {
+                                  return pickPredicate<CmpI, decltype(tag)::value>(
+                                      p, std::make_integer_sequence<int, 10>());
+                                });
+  if (!fn)
+    return L.error(op, "unsupported predicate or operand type");
+  L.emit(op, fn, {a, b}, {r});
+  return true;
+}
+
+bool lowerCmpF(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  int p = int(intAttr(op, "predicate", -1));
+  ExecFn fn = visitFloat(L.slot(a).dtype, [&](auto tag) -> ExecFn {
+    return pickPredicate<CmpF, decltype(tag)::value>(p, std::make_integer_sequence<int, 16>());
+  });
+  if (!fn)
+    return L.error(op, "unsupported predicate or operand type");
+  L.emit(op, fn, {a, b}, {r});
+  return true;
+}
+
+template <class T, bool ScalarCondition> void selectKernel(Frame &f, const Instr &in) {
+  const uint8_t *c = f.at<uint8_t>(in.operands[0]);
+  const T *a = f.at<T>(in.operands[1]), *b = f.at<T>(in.operands[2]);
+  T *r = f.at<T>(in.results[0]);
+  for (int64_t i = 0; i < in.n; ++i)
+    r[i] = (ScalarCondition ? c[0] : c[i]) ? a[i] : b[i];
+}
+
+template <bool S> ExecFn selectBySize(size_t size) {
+  switch (size) {
+  case 1:
+    return &selectKernel<uint8_t, S>;
+  case 2:
+    return &selectKernel<uint16_t, S>;
+  case 4:
+    return &selectKernel<uint32_t, S>;
+  default:
+    return &selectKernel<uint64_t, S>;
+  }
+}
+
+bool lowerSelect(mlir::Operation *op, Lowerer &L) {
+  SlotId c = L.use(op->getOperand(0)), a = L.use(op->getOperand(1)), b = L.use(op->getOperand(2));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  size_t size = computeSize(L.slot(r).dtype);
+  bool scalar = L.slot(c).numel == 1 && L.slot(r).numel != 1;
+  L.emit(op, scalar ? selectBySize<true>(size) : selectBySize<false>(size), {c, a, b}, {r});
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Casts
+//===----------------------------------------------------------------------===//
+
+enum class Cast { ExtSI, ExtUI, TruncI, SIToFP, UIToFP, FPToSI, FPToUI, ExtF, TruncF };
+
+/// double -> narrow float D, rounding once: round to odd into float first
+/// (float keeps >= p+2 bits of every narrow type), then to nearest even.
+template <DType D> Repr<D> roundFromDouble(double v) {
+  if constexpr (D == DType::F64) {
+    return v;
+  } else {
+    float f = float(v);
+    if (double(f) != v && !std::isnan(v) && !std::isinf(f) && (floatBits(f) & 1) == 0)
+      f = std::nextafter(f, v > double(f) ? INFINITY : -INFINITY);
+    return roundTo<D>(f);
+  }
+}
+
+template <DType To> Repr<To> saturateToInt(double v, bool isSigned) {
+  if (std::isnan(v))
+    return 0;
+  using U = UnsignedRepr<To>;
+  double lo, hi;
+  if constexpr (To == DType::I1) {
+    lo = isSigned ? -1 : 0;
+    hi = isSigned ? 0 : 1;
+  } else if (isSigned) {
+    lo = double(std::numeric_limits<Repr<To>>::min());
+    hi = double(std::numeric_limits<Repr<To>>::max());
+  } else {
+    lo = 0;
+    hi = double(std::numeric_limits<U>::max());
+  }
+  v = std::trunc(v);
+  // Compare before converting: casting an out-of-range double is UB in C++.
+  if (v <= lo)
+    return isSigned ? (To == DType::I1 ? Repr<To>(lo != 0) : Repr<To>(int64_t(lo))) : Repr<To>(0);
+  if (v >= hi) {
+    if (isSigned)
+      return To == DType::I1 ? Repr<To>(0) : Repr<To>(std::numeric_limits<Repr<To>>::max());
+    return To == DType::I1 ? Repr<To>(1) : Repr<To>(U(std::numeric_limits<U>::max()));
+  }
+  if (isSigned)
+    return wrap<To>(Repr<To>(int64_t(v)));
+  return Repr<To>(U(uint64_t(v)));
+}
+
+template <DType From, DType To, Cast C> void castKernel(Frame &f, const Instr &in) {
+  const Repr<From> *a = f.at<Repr<From>>(in.operands[0]);
+  Repr<To> *r = f.at<Repr<To>>(in.results[0]);
+  for (int64_t i = 0; i < in.n; ++i) {
+    if constexpr (C == Cast::ExtSI)
+      r[i] = wrap<To>(Repr<To>(signedValue<From>(a[i])));
+    else if constexpr (C == Cast::ExtUI || C == Cast::TruncI)
+      r[i] = wrap<To>(Repr<To>(UnsignedRepr<To>(unsignedValue<From>(a[i]))));
+    else if constexpr (C == Cast::SIToFP)
+      r[i] = To == DType::F32 ? Repr<To>(signedValue<From>(a[i]))
+                              : roundFromDouble<To>(double(signedValue<From>(a[i])));
+    else if constexpr (C == Cast::UIToFP)
+      r[i] = To == DType::F32 ? Repr<To>(unsignedValue<From>(a[i]))
+                              : roundFromDouble<To>(double(unsignedValue<From>(a[i])));
+    else if constexpr (C == Cast::FPToSI)
+      r[i] = saturateToInt<To>(double(a[i]), true);
+    else if constexpr (C == Cast::FPToUI)
+      r[i] = saturateToInt<To>(double(a[i]), false);
+    else
+      r[i] = roundFromDouble<To>(double(a[i]));
+  }
+}
+
+template <Cast C> bool lowerCast(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  constexpr bool fromInt = C == Cast::ExtSI || C == Cast::ExtUI || C == Cast::TruncI ||
+                           C == Cast::SIToFP || C == Cast::UIToFP;
+  constexpr bool toInt = C == Cast::ExtSI || C == Cast::ExtUI || C == Cast::TruncI ||
+                         C == Cast::FPToSI || C == Cast::FPToUI;
+  auto pickTo = [&](auto from) -> ExecFn {
+    auto inner = [](auto to) -> ExecFn {
+      return &castKernel<decltype(from)::value, decltype(to)::value, C>;
+    };
+    if constexpr (toInt)
+      return visitInt(L.slot(r).dtype, inner);
+    else
+      return visitFloat(L.slot(r).dtype, inner);
+  };
+  ExecFn fn;
+  if constexpr (fromInt)
+    fn = visitInt(L.slot(a).dtype, pickTo);
+  else
+    fn = visitFloat(L.slot(a).dtype, pickTo);
+  if (!fn)
+    return L.error(op, "unsupported operand or result type");
+  L.emit(op, fn, {a}, {r});
+  return true;
+}
+
+template <DType From, DType To> void bitcastKernel(Frame &f, const Instr &in) {
+  const Repr<From> *a = f.at<Repr<From>>(in.operands[0]);
+  Repr<To> *r = f.at<Repr<To>>(in.results[0]);
+  uint8_t bits[8];
+  for (int64_t i = 0; i < in.n; ++i) {
+    storeElement<From>(bits, a[i]);
+    r[i] = loadElement<To>(bits);
+  }
+}
+
+bool lowerIndexCast(mlir::Operation *op, Lowerer &L) {
+  // index is i64 here: index_cast is a sign extension or truncation.
+  DType from = L.slot(L.use(op->getOperand(0))).dtype;
+  auto to = Lowerer::dtypeOf(op->getResult(0).getType());
+  if (!to)
+    return L.error(op, "unsupported result type");
+  return byteSize(*to) > byteSize(from) ? lowerCast<Cast::ExtSI>(op, L)
+                                        : lowerCast<Cast::TruncI>(op, L);
+}
+
+} // namespace
+
+bool lowerBitcast(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  DType from = L.slot(a).dtype, to = L.slot(r).dtype;
+  if (byteSize(from) != byteSize(to) || L.slot(a).numel != L.slot(r).numel)
+    return L.error(op, "bitcast needs types of one bit width");
+  ExecFn fn = visitAny(from, [&](auto f) -> ExecFn {
+    return visitAny(to, [](auto t) -> ExecFn {
+      if constexpr (byteSize(decltype(f)::value) == byteSize(decltype(t)::value))
+        return &bitcastKernel<decltype(f)::value, decltype(t)::value>;
+      else
+        return nullptr;
+    });
+  });
+  L.emit(op, fn, {a}, {r});
+  return true;
+}
+
+void registerArithOps(OpTable &t) {
+  t.add("arith.constant", &lowerConstant);
+  t.add("arith.addi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<AddI>(op, L, Ints); });
+  t.add("arith.subi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<SubI>(op, L, Ints); });
+  t.add("arith.muli", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MulI>(op, L, Ints); });
+  t.add("arith.andi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<AndI>(op, L, Ints); });
+  t.add("arith.ori", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<OrI>(op, L, Ints); });
+  t.add("arith.xori", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<XOrI>(op, L, Ints); });
+  t.add("arith.maxsi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MaxSI>(op, L, Ints); });
+  t.add("arith.minsi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MinSI>(op, L, Ints); });
+  t.add("arith.maxui", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MaxUI>(op, L, Ints); });
+  t.add("arith.minui", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MinUI>(op, L, Ints); });
+  t.add("arith.shli", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<ShLI>(op, L, Ints); });
+  t.add("arith.shrui", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<ShRUI>(op, L, Ints); });
+  t.add("arith.shrsi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<ShRSI>(op, L, Ints); });
+  t.add("arith.divsi", &lowerDiv<DivKind::DivSI>);
+  t.add("arith.divui", &lowerDiv<DivKind::DivUI>);
+  t.add("arith.remsi", &lowerDiv<DivKind::RemSI>);
+  t.add("arith.remui", &lowerDiv<DivKind::RemUI>);
+  t.add("arith.ceildivsi", &lowerDiv<DivKind::CeilDivSI>);
+  t.add("arith.floordivsi", &lowerDiv<DivKind::FloorDivSI>);
+  t.add("arith.ceildivui", &lowerDiv<DivKind::CeilDivUI>);
+  t.add("arith.addf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<AddF>(op, L, Floats); });
+  t.add("arith.subf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<SubF>(op, L, Floats); });
+  t.add("arith.mulf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MulF>(op, L, Floats); });
+  t.add("arith.divf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<DivF>(op, L, Floats); });
+  t.add("arith.remf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<RemF>(op, L, Floats); });
+  t.add("arith.maxnumf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MaxNumF>(op, L, Floats); });
+  t.add("arith.minnumf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MinNumF>(op, L, Floats); });
+  t.add("arith.maximumf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MaximumF>(op, L, Floats); });
+  t.add("arith.minimumf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MinimumF>(op, L, Floats); });
+  t.add("arith.negf", [](mlir::Operation *op, Lowerer &L) { return lowerUnary<NegF>(op, L, Floats); });
+  t.add("arith.cmpi", &lowerCmpI);
+  t.add("arith.cmpf", &lowerCmpF);
+  t.add("arith.select", &lowerSelect);
+  t.add("arith.extsi", &lowerCast<Cast::ExtSI>);
+  t.add("arith.extui", &lowerCast<Cast::ExtUI>);
+  t.add("arith.trunci", &lowerCast<Cast::TruncI>);
+  t.add("arith.sitofp", &lowerCast<Cast::SIToFP>);
+  t.add("arith.uitofp", &lowerCast<Cast::UIToFP>);
+  t.add("arith.fptosi", &lowerCast<Cast::FPToSI>);
+  t.add("arith.fptoui", &lowerCast<Cast::FPToUI>);
+  t.add("arith.extf", &lowerCast<Cast::ExtF>);
+  t.add("arith.truncf", &lowerCast<Cast::TruncF>);
+  t.add("arith.index_cast", &lowerIndexCast);
+  t.add("arith.index_castui", &lowerIndexCast);
+  t.add("arith.bitcast", &lowerBitcast);
+}
+
+} // namespace ttinterp::interp

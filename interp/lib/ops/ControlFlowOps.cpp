@@ -1,0 +1,247 @@
+//===- ControlFlowOps.cpp - scf.for, scf.if, scf.while, tt.call and no-ops -===//
+//
+// Structured control flow runs its lowered regions directly. A loop's results
+// live in the slots of its iteration arguments, so nothing is copied out when
+// it finishes. Block terminators (scf.yield, cf.br, tt.return, ...) are lowered
+// with their block (Lowering.cpp), not here.
+//
+//===----------------------------------------------------------------------===//
+#include "OpSupport.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace ttinterp::interp {
+namespace {
+
+int64_t readInteger(Frame &f, SlotId s) {
+  int64_t v = 0;
+  visitInt(f.slot(s).dtype, [&](auto tag) {
+    constexpr DType D = decltype(tag)::value;
+    v = signedValue<D>(*f.at<Repr<D>>(s));
+    return 0;
+  });
+  return v;
+}
+
+void writeInteger(Frame &f, SlotId s, int64_t v) {
+  visitInt(f.slot(s).dtype, [&](auto tag) {
+    constexpr DType D = decltype(tag)::value;
+    *f.at<Repr<D>>(s) = wrap<D>(Repr<D>(v));
+    return 0;
+  });
+}
+
+struct ForData {
+  std::unique_ptr<Body> body;
+  SlotId lower, upper, step, iv;
+  std::vector<SlotId> inits, iterArgs;
+};
+
+void forKernel(Frame &f, const Instr &in) {
+  const auto &d = *static_cast<const ForData *>(in.data);
+  copySlots(f, d.inits, d.iterArgs);
+  int64_t lo = readInteger(f, d.lower), hi = readInteger(f, d.upper), step = readInteger(f, d.step);
+  if (step <= 0) {
+    f.fail(in.site, "invalid_loop", fmt::format("scf.for step must be positive, got {}", step));
+    return;
+  }
+  for (int64_t iv = lo; iv < hi; iv += step) {
+    writeInteger(f, d.iv, iv);
+    const Terminator *t = runBody(f, *d.body);
+    if (!t)
+      return;
+    copySlots(f, t->operands, d.iterArgs);
+    if (iv > INT64_MAX - step)
+      break;
+  }
+}
+
+bool lowerFor(mlir::Operation *op, Lowerer &L) {
+  ForData d;
+  d.lower = L.use(op->getOperand(0));
+  d.upper = L.use(op->getOperand(1));
+  d.step = L.use(op->getOperand(2));
+  for (unsigned i = 3; i < op->getNumOperands(); ++i)
+    d.inits.push_back(L.use(op->getOperand(i)));
+  d.body = L.lowerRegion(op->getRegion(0), op);
+  if (!d.body)
+    return false;
+  const Block &entry = d.body->blocks[0];
+  d.iv = entry.arguments[0];
+  d.iterArgs.assign(entry.arguments.begin() + 1, entry.arguments.end());
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    L.bind(op->getResult(i), d.iterArgs[i]);
+  L.emit(op, &forKernel, {}, {}, L.keep(std::move(d)));
+  return true;
+}
+
+struct IfData {
+  std::unique_ptr<Body> thenBody, elseBody;
+  SlotId condition;
+  std::vector<SlotId> results;
+};
+
+void ifKernel(Frame &f, const Instr &in) {
+  const auto &d = *static_cast<const IfData *>(in.data);
+  const Body *body = *f.at<uint8_t>(d.condition) ? d.thenBody.get() : d.elseBody.get();
+  if (!body)
+    return;
+  const Terminator *t = runBody(f, *body);
+  if (t)
+    copySlots(f, t->operands, d.results);
+}
+
+bool lowerIf(mlir::Operation *op, Lowerer &L) {
+  IfData d;
+  d.condition = L.use(op->getOperand(0));
+  d.thenBody = L.lowerRegion(op->getRegion(0), op);
+  if (!d.thenBody)
+    return false;
+  if (!op->getRegion(1).empty()) {
+    d.elseBody = L.lowerRegion(op->getRegion(1), op);
+    if (!d.elseBody)
+      return false;
+  }
+  for (mlir::Value r : op->getResults()) {
+    SlotId s = L.def(r, op);
+    if (s == kNoSlot)
+      return false;
+    d.results.push_back(s);
+  }
+  L.emit(op, &ifKernel, {}, {}, L.keep(std::move(d)));
+  return true;
+}
+
+struct WhileData {
+  std::unique_ptr<Body> before, after;
+  std::vector<SlotId> inits, results;
+};
+
+void whileKernel(Frame &f, const Instr &in) {
+  const auto &d = *static_cast<const WhileData *>(in.data);
+  copySlots(f, d.inits, d.before->blocks[0].arguments);
+  for (;;) {
+    const Terminator *c = runBody(f, *d.before);
+    if (!c)
+      return;
+    // scf.condition(%cond) %values...
+    std::vector<SlotId> passed(c->operands.begin() + 1, c->operands.end());
+    if (!*f.at<uint8_t>(c->operands[0])) {
+      copySlots(f, passed, d.results);
+      return;
+    }
+    copySlots(f, passed, d.after->blocks[0].arguments);
+    const Terminator *y = runBody(f, *d.after);
+    if (!y)
+      return;
+    copySlots(f, y->operands, d.before->blocks[0].arguments);
+  }
+}
+
+bool lowerWhile(mlir::Operation *op, Lowerer &L) {
+  WhileData d;
+  for (mlir::Value v : op->getOperands())
+    d.inits.push_back(L.use(v));
+  d.before = L.lowerRegion(op->getRegion(0), op);
+  if (!d.before)
+    return false;
+  d.after = L.lowerRegion(op->getRegion(1), op);
+  if (!d.after)
+    return false;
+  for (mlir::Value r : op->getResults()) {
+    SlotId s = L.def(r, op);
+    if (s == kNoSlot)
+      return false;
+    d.results.push_back(s);
+  }
+  L.emit(op, &whileKernel, {}, {}, L.keep(std::move(d)));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// tt.call
+//===----------------------------------------------------------------------===//
+
+constexpr int kMaxCallDepth = 64;
+
+struct CallData {
+  uint32_t callee;
+};
+
+void callKernel(Frame &f, const Instr &in) {
+  const Function &fn = *f.program->functions[static_cast<const CallData *>(in.data)->callee];
+  uint32_t callee = static_cast<const CallData *>(in.data)->callee;
+  if (f.callDepth >= kMaxCallDepth) {
+    f.fail(in.site, "call_depth",
+           fmt::format("call depth exceeds {} (runaway recursion?)", kMaxCallDepth));
+    return;
+  }
+  // A recursive call reuses the callee's slots: save the live activation.
+  std::vector<uint8_t> saved;
+  if (f.active[callee] > 0)
+    saved.assign(f.arena + fn.arenaBegin, f.arena + fn.arenaEnd);
+  std::vector<SlotId> operands(in.operands, in.operands + in.numOperands);
+  copySlots(f, operands, fn.body.blocks[0].arguments);
+  ++f.active[callee];
+  ++f.callDepth;
+  const Terminator *t = runBody(f, fn.body);
+  --f.callDepth;
+  --f.active[callee];
+  if (t) {
+    std::vector<SlotId> results(in.results, in.results + in.numResults);
+    copySlots(f, t->operands, results);
+  }
+  if (!saved.empty())
+    std::memcpy(f.arena + fn.arenaBegin, saved.data(), saved.size());
+}
+
+bool lowerCall(mlir::Operation *op, Lowerer &L) {
+  auto callee = op->getAttrOfType<mlir::FlatSymbolRefAttr>("callee");
+  if (!callee)
+    return L.error(op, "call without a callee");
+  std::vector<SlotId> operands;
+  for (mlir::Value v : op->getOperands())
+    operands.push_back(L.use(v));
+  std::optional<uint32_t> index = L.function(op, callee.getValue());
+  if (!index)
+    return false;
+  std::vector<SlotId> results;
+  for (mlir::Value r : op->getResults()) {
+    SlotId s = L.def(r, op);
+    if (s == kNoSlot)
+      return false;
+    results.push_back(s);
+  }
+  L.emit(op, &callKernel, operands, results, L.keep(CallData{*index}));
+  return true;
+}
+
+/// ub.poison: any value will do; zeros are deterministic.
+bool lowerPoison(mlir::Operation *op, Lowerer &L) {
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  L.constant(r, std::vector<uint8_t>(L.slot(r).bytes(), 0));
+  return true;
+}
+
+/// Ops with no effect on one program's block semantics: a barrier orders
+/// threads of one program, which the interpreter runs as a whole block; an
+/// assumption only informs the optimiser.
+bool lowerNothing(mlir::Operation *, Lowerer &) { return true; }
+
+} // namespace
+
+void registerControlFlowOps(OpTable &t) {
+  t.add("scf.for", &lowerFor);
+  t.add("scf.if", &lowerIf);
+  t.add("scf.while", &lowerWhile);
+  t.add("tt.call", &lowerCall);
+  t.add("ub.poison", &lowerPoison);
+  t.add("gpu.barrier", &lowerNothing);
+  t.add("llvm.intr.assume", &lowerNothing);
+}
+
+} // namespace ttinterp::interp

@@ -1,0 +1,110 @@
+//===- OpSupport.h - Building blocks shared by op implementations -*- C++ -*-===//
+#pragma once
+
+#include "../Lowering.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace ttinterp::interp {
+
+/// Elementwise kernels over same-shaped operands: r[i] = Fn(a[i], b[i]).
+/// Fn::apply<D> works on compute representations; narrow floats round after.
+template <DType D, class Fn> void binaryKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  const T *a = f.at<T>(in.operands[0]);
+  const T *b = f.at<T>(in.operands[1]);
+  T *r = f.at<T>(in.results[0]);
+  for (int64_t i = 0; i < in.n; ++i)
+    r[i] = roundTo<D>(Fn::template apply<D>(a[i], b[i]));
+}
+
+template <DType D, class Fn> void unaryKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  const T *a = f.at<T>(in.operands[0]);
+  T *r = f.at<T>(in.results[0]);
+  for (int64_t i = 0; i < in.n; ++i)
+    r[i] = roundTo<D>(Fn::template apply<D>(a[i]));
+}
+
+/// Lowers a same-type binary op with a kernel picked by the visitor (visitInt
+/// or visitFloat).
+template <class Fn, class Visit> bool lowerBinary(mlir::Operation *op, Lowerer &L, Visit visit) {
+  SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  ExecFn fn = visit(L.slot(r).dtype, [](auto tag) -> ExecFn {
+    return &binaryKernel<decltype(tag)::value, Fn>;
+  });
+  if (!fn)
+    return L.error(op, "unsupported element type");
+  L.emit(op, fn, {a, b}, {r});
+  return true;
+}
+
+template <class Fn, class Visit> bool lowerUnary(mlir::Operation *op, Lowerer &L, Visit visit) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  ExecFn fn = visit(L.slot(r).dtype, [](auto tag) -> ExecFn {
+    return &unaryKernel<decltype(tag)::value, Fn>;
+  });
+  if (!fn)
+    return L.error(op, "unsupported element type");
+  L.emit(op, fn, {a}, {r});
+  return true;
+}
+
+// Visitors as callables, so lowerBinary<Fn>(op, L, Ints) reads like the op's type rule.
+struct IntsT {
+  template <class V> ExecFn operator()(DType d, V &&v) const { return visitInt(d, v); }
+};
+struct FloatsT {
+  template <class V> ExecFn operator()(DType d, V &&v) const { return visitFloat(d, v); }
+};
+inline constexpr IntsT Ints{};
+inline constexpr FloatsT Floats{};
+
+/// Unsigned view of an integer compute type (for wrapping arithmetic and
+/// unsigned comparisons); i1 is a byte holding 0/1.
+template <DType D> using UnsignedRepr = std::make_unsigned_t<Repr<D>>;
+
+/// Reduces an integer result to its type's bit width (only i1 needs it: the
+/// byte holding an i1 must stay 0 or 1).
+template <DType D> constexpr Repr<D> wrap(Repr<D> v) {
+  if constexpr (D == DType::I1)
+    return Repr<D>(v & 1);
+  else
+    return v;
+}
+
+/// The signed value of an integer compute value (i1: true is -1, as in MLIR).
+template <DType D> constexpr int64_t signedValue(Repr<D> v) {
+  if constexpr (D == DType::I1)
+    return v ? -1 : 0;
+  else
+    return int64_t(v);
+}
+/// The unsigned value of an integer compute value.
+template <DType D> constexpr uint64_t unsignedValue(Repr<D> v) {
+  return uint64_t(UnsignedRepr<D>(v));
+}
+
+/// Row-major strides of a shape, in elements.
+inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = int(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+/// Integer attribute value, or `fallback` when absent.
+inline int64_t intAttr(mlir::Operation *op, llvm::StringRef name, int64_t fallback = 0) {
+  if (auto a = op->getAttrOfType<mlir::IntegerAttr>(name))
+    return a.getValue().getSExtValue();
+  return fallback;
+}
+
+} // namespace ttinterp::interp

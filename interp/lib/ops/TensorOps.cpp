@@ -1,0 +1,385 @@
+//===- TensorOps.cpp - Program ids, ranges and shape/layout ops -----------===//
+//
+// tt.get_program_id, tt.get_num_programs, tt.make_range, tt.splat, tt.unsplat,
+// tt.broadcast, tt.expand_dims, tt.reshape, tt.trans, tt.join, tt.split, tt.cat,
+// tt.addptr, tt.int_to_ptr, tt.ptr_to_int, tt.bitcast. Data movement works on
+// element bytes, so one kernel per element size serves every dtype.
+//
+//===----------------------------------------------------------------------===//
+#include "OpSupport.h"
+
+#include <cstring>
+
+namespace ttinterp::interp {
+namespace {
+
+ExecFn bySize(size_t size, ExecFn f1, ExecFn f2, ExecFn f4, ExecFn f8) {
+  return size == 1 ? f1 : size == 2 ? f2 : size == 4 ? f4 : f8;
+}
+
+//===----------------------------------------------------------------------===//
+// Program ids and ranges
+//===----------------------------------------------------------------------===//
+
+struct AxisData {
+  int axis;
+};
+
+void programId(Frame &f, const Instr &in) {
+  *f.at<int32_t>(in.results[0]) = f.pid[static_cast<const AxisData *>(in.data)->axis];
+}
+void numPrograms(Frame &f, const Instr &in) {
+  *f.at<int32_t>(in.results[0]) = f.numPrograms[static_cast<const AxisData *>(in.data)->axis];
+}
+
+template <ExecFn Fn> bool lowerProgramQuery(mlir::Operation *op, Lowerer &L) {
+  int64_t axis = intAttr(op, "axis", -1);
+  if (axis < 0 || axis > 2)
+    return L.error(op, "axis must be x, y or z");
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  if (L.slot(r).dtype != DType::I32)
+    return L.error(op, "result must be i32");
+  L.emit(op, Fn, {}, {r}, L.keep(AxisData{int(axis)}));
+  return true;
+}
+
+bool lowerMakeRange(mlir::Operation *op, Lowerer &L) {
+  int64_t start = intAttr(op, "start"), end = intAttr(op, "end");
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  if (L.slot(r).numel != end - start || L.slot(r).dtype != DType::I32)
+    return L.error(op, "result must be a tensor of end - start i32 values");
+  // A range never changes: it is a frame constant.
+  std::vector<uint8_t> bytes(size_t(end - start) * 4);
+  for (int64_t i = start; i < end; ++i) {
+    int32_t v = int32_t(i);
+    std::memcpy(bytes.data() + (i - start) * 4, &v, 4);
+  }
+  L.constant(r, std::move(bytes));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Splat, broadcast and friends
+//===----------------------------------------------------------------------===//
+
+template <class T> void splatKernel(Frame &f, const Instr &in) {
+  T v = *f.at<T>(in.operands[0]);
+  T *r = f.at<T>(in.results[0]);
+  for (int64_t i = 0; i < in.n; ++i)
+    r[i] = v;
+}
+
+bool lowerSplat(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  if (L.slot(a).numel != 1)
+    return L.error(op, "operand must be a scalar (or a one-element tensor)");
+  size_t size = computeSize(L.slot(r).dtype);
+  L.emit(op,
+         bySize(size, &splatKernel<uint8_t>, &splatKernel<uint16_t>, &splatKernel<uint32_t>,
+                      &splatKernel<uint64_t>),
+         {a}, {r});
+  return true;
+}
+
+/// Same bytes, other shape: expand_dims, reshape (we keep C order, a valid
+/// choice for allow_reorder too), unsplat, and a bitcast between equal sizes.
+void copyKernel(Frame &f, const Instr &in) {
+  std::memcpy(f.at<uint8_t>(in.results[0]), f.at<uint8_t>(in.operands[0]),
+              f.slot(in.results[0]).bytes());
+}
+
+bool lowerSameBytes(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  if (L.slot(a).numel != L.slot(r).numel || L.slot(a).dtype != L.slot(r).dtype)
+    return L.error(op, "operand and result must have the same element type and count");
+  L.emit(op, &copyKernel, {a}, {r});
+  return true;
+}
+
+/// out[i] = in[sum_d idx_d(i) * srcStride[d]] for the result's row-major index
+/// i: broadcast (stride 0) and transpose (permuted strides) are both this.
+struct StridedData {
+  std::vector<int64_t> shape;     ///< Result shape.
+  std::vector<int64_t> srcStride; ///< Source stride per result dimension.
+};
+
+template <class T> void stridedGather(Frame &f, const Instr &in) {
+  const auto &d = *static_cast<const StridedData *>(in.data);
+  const T *src = f.at<T>(in.operands[0]);
+  T *out = f.at<T>(in.results[0]);
+  size_t rank = d.shape.size();
+  if (rank == 0) {
+    out[0] = src[0];
+    return;
+  }
+  int64_t inner = d.shape[rank - 1], innerStride = d.srcStride[rank - 1];
+  int64_t outer = in.n / (inner ? inner : 1);
+  int64_t idx[8] = {0};
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t base = 0;
+    for (size_t k = 0; k + 1 < rank; ++k)
+      base += idx[k] * d.srcStride[k];
+    T *row = out + o * inner;
+    if (innerStride == 0) {
+      T v = src[base];
+      for (int64_t i = 0; i < inner; ++i)
+        row[i] = v;
+    } else if (innerStride == 1) {
+      std::memcpy(row, src + base, size_t(inner) * sizeof(T));
+    } else {
+      for (int64_t i = 0; i < inner; ++i)
+        row[i] = src[base + i * innerStride];
+    }
+    for (int k = int(rank) - 2; k >= 0; --k) {
+      if (++idx[k] < d.shape[k])
+        break;
+      idx[k] = 0;
+    }
+  }
+}
+
+bool emitStrided(mlir::Operation *op, Lowerer &L, SlotId a, SlotId r, StridedData data) {
+  if (data.shape.size() > 8)
+    return L.error(op, "tensors of rank above 8 are not supported");
+  size_t size = computeSize(L.slot(r).dtype);
+  L.emit(op,
+         bySize(size, &stridedGather<uint8_t>, &stridedGather<uint16_t>,
+                      &stridedGather<uint32_t>, &stridedGather<uint64_t>),
+         {a}, {r}, L.keep(std::move(data)));
+  return true;
+}
+
+bool lowerBroadcast(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  const Slot &src = L.slot(a), &res = L.slot(r);
+  if (src.shape.size() != res.shape.size())
+    return L.error(op, "operand and result must have the same rank");
+  StridedData data{res.shape, rowMajorStrides(src.shape)};
+  for (size_t d = 0; d < res.shape.size(); ++d) {
+    if (src.shape[d] == res.shape[d])
+      continue;
+    if (src.shape[d] != 1)
+      return L.error(op, "only dimensions of size 1 can be broadcast");
+    data.srcStride[d] = 0;
+  }
+  return emitStrided(op, L, a, r, std::move(data));
+}
+
+bool lowerTrans(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  auto order = op->getAttrOfType<mlir::DenseI32ArrayAttr>("order");
+  const Slot &src = L.slot(a), &res = L.slot(r);
+  if (!order || size_t(order.size()) != src.shape.size())
+    return L.error(op, "order must list every dimension");
+  std::vector<int64_t> srcStrides = rowMajorStrides(src.shape);
+  StridedData data{res.shape, {}};
+  for (int32_t d : order.asArrayRef()) {
+    if (d < 0 || size_t(d) >= src.shape.size())
+      return L.error(op, "order out of range");
+    data.srcStride.push_back(srcStrides[d]);
+  }
+  return emitStrided(op, L, a, r, std::move(data));
+}
+
+//===----------------------------------------------------------------------===//
+// join / split / cat
+//===----------------------------------------------------------------------===//
+
+template <class T> void joinKernel(Frame &f, const Instr &in) {
+  const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
+  T *r = f.at<T>(in.results[0]);
+  for (int64_t i = 0; i < in.n / 2; ++i) {
+    r[2 * i] = a[i];
+    r[2 * i + 1] = b[i];
+  }
+}
+
+template <class T> void splitKernel(Frame &f, const Instr &in) {
+  const T *a = f.at<T>(in.operands[0]);
+  T *lo = f.at<T>(in.results[0]), *hi = f.at<T>(in.results[1]);
+  for (int64_t i = 0; i < in.n; ++i) {
+    lo[i] = a[2 * i];
+    hi[i] = a[2 * i + 1];
+  }
+}
+
+void catKernel(Frame &f, const Instr &in) {
+  size_t first = f.slot(in.operands[0]).bytes();
+  uint8_t *r = f.at<uint8_t>(in.results[0]);
+  std::memcpy(r, f.at<uint8_t>(in.operands[0]), first);
+  std::memcpy(r + first, f.at<uint8_t>(in.operands[1]), f.slot(in.operands[1]).bytes());
+}
+
+bool lowerJoin(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  if (L.slot(r).numel != 2 * L.slot(a).numel || L.slot(r).shape.back() != 2)
+    return L.error(op, "result must add a minor dimension of size 2");
+  size_t size = computeSize(L.slot(r).dtype);
+  L.emit(op,
+         bySize(size, &joinKernel<uint8_t>, &joinKernel<uint16_t>, &joinKernel<uint32_t>,
+                      &joinKernel<uint64_t>),
+         {a, b}, {r});
+  return true;
+}
+
+bool lowerSplit(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId lo = L.def(op->getResult(0), op), hi = L.def(op->getResult(1), op);
+  if (lo == kNoSlot || hi == kNoSlot)
+    return false;
+  if (L.slot(a).shape.empty() || L.slot(a).shape.back() != 2)
+    return L.error(op, "operand's minor dimension must have size 2");
+  size_t size = computeSize(L.slot(lo).dtype);
+  L.emit(op,
+         bySize(size, &splitKernel<uint8_t>, &splitKernel<uint16_t>,
+                      &splitKernel<uint32_t>, &splitKernel<uint64_t>),
+         {a}, {lo, hi});
+  return true;
+}
+
+bool lowerCat(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  if (L.slot(a).numel + L.slot(b).numel != L.slot(r).numel)
+    return L.error(op, "result must hold both operands");
+  L.emit(op, &catKernel, {a, b}, {r});
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointers
+//===----------------------------------------------------------------------===//
+
+template <DType OffsetType> void addPtrKernel(Frame &f, const Instr &in) {
+  const uint64_t *p = f.at<uint64_t>(in.operands[0]);
+  const Repr<OffsetType> *off = f.at<Repr<OffsetType>>(in.operands[1]);
+  int64_t elem = *static_cast<const int64_t *>(in.data);
+  uint64_t *r = f.at<uint64_t>(in.results[0]);
+  for (int64_t i = 0; i < in.n; ++i)
+    r[i] = tagged::advance(p[i], int64_t(off[i]) * elem);
+}
+
+/// Bytes of the pointee of a pointer type (scalar or tensor of pointers).
+std::optional<int64_t> pointeeSize(mlir::Type t) {
+  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t))
+    t = tensor.getElementType();
+  mlir::Type pointee;
+  t.walkImmediateSubElements([](mlir::Attribute) {},
+                             [&](mlir::Type sub) {
+                               if (!pointee)
+                                 pointee = sub;
+                             });
+  if (!pointee)
+    return std::nullopt;
+  std::optional<DType> d = Lowerer::dtypeOf(pointee);
+  if (!d || mlir::isa<mlir::RankedTensorType>(pointee))
+    return std::nullopt;
+  return int64_t(byteSize(*d));
+}
+
+bool lowerAddPtr(mlir::Operation *op, Lowerer &L) {
+  SlotId p = L.use(op->getOperand(0)), off = L.use(op->getOperand(1));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  std::optional<int64_t> elem = pointeeSize(op->getResult(0).getType());
+  if (!elem)
+    return L.error(op, "only pointers to scalars are supported here");
+  ExecFn fn = visitInt(L.slot(off).dtype, [](auto tag) -> ExecFn {
+    return &addPtrKernel<decltype(tag)::value>;
+  });
+  if (!fn || L.slot(off).numel != L.slot(r).numel)
+    return L.error(op, "offset must be an integer of the pointer's shape");
+  L.emit(op, fn, {p, off}, {r}, L.keep(*elem));
+  return true;
+}
+
+template <DType To> void ptrToIntKernel(Frame &f, const Instr &in) {
+  const uint64_t *p = f.at<uint64_t>(in.operands[0]);
+  Repr<To> *r = f.at<Repr<To>>(in.results[0]);
+  for (int64_t i = 0; i < in.n; ++i)
+    r[i] = Repr<To>(tagged::address(p[i]));
+}
+
+template <DType From> void intToPtrKernel(Frame &f, const Instr &in) {
+  const Repr<From> *a = f.at<Repr<From>>(in.operands[0]);
+  uint64_t *r = f.at<uint64_t>(in.results[0]);
+  // An integer has no provenance: accesses through it must land in some region.
+  for (int64_t i = 0; i < in.n; ++i)
+    r[i] = tagged::make(uint64_t(a[i]), 0);
+}
+
+bool lowerPtrToInt(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  ExecFn fn = visitInt(L.slot(r).dtype, [](auto tag) -> ExecFn {
+    return &ptrToIntKernel<decltype(tag)::value>;
+  });
+  if (!fn)
+    return L.error(op, "result must be an integer");
+  L.emit(op, fn, {a}, {r});
+  return true;
+}
+
+bool lowerIntToPtr(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  ExecFn fn = visitInt(L.slot(a).dtype, [](auto tag) -> ExecFn {
+    return &intToPtrKernel<decltype(tag)::value>;
+  });
+  if (!fn)
+    return L.error(op, "operand must be an integer");
+  L.emit(op, fn, {a}, {r});
+  return true;
+}
+
+} // namespace
+
+/// Reinterprets bits between types of one width (shared with arith.bitcast).
+bool lowerBitcast(mlir::Operation *op, Lowerer &L);
+
+void registerTensorOps(OpTable &t) {
+  t.add("tt.get_program_id", &lowerProgramQuery<&programId>);
+  t.add("tt.get_num_programs", &lowerProgramQuery<&numPrograms>);
+  t.add("tt.make_range", &lowerMakeRange);
+  t.add("tt.splat", &lowerSplat);
+  t.add("tt.unsplat", &lowerSameBytes);
+  t.add("tt.expand_dims", &lowerSameBytes);
+  t.add("tt.reshape", &lowerSameBytes);
+  t.add("tt.broadcast", &lowerBroadcast);
+  t.add("tt.trans", &lowerTrans);
+  t.add("tt.join", &lowerJoin);
+  t.add("tt.split", &lowerSplit);
+  t.add("tt.cat", &lowerCat);
+  t.add("tt.addptr", &lowerAddPtr);
+  t.add("tt.ptr_to_int", &lowerPtrToInt);
+  t.add("tt.int_to_ptr", &lowerIntToPtr);
+  t.add("tt.bitcast", &lowerBitcast);
+}
+
+} // namespace ttinterp::interp

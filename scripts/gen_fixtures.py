@@ -49,7 +49,9 @@ try:
     import triton  # noqa: E402
 except ImportError:
     triton = None
-if triton is None or triton.__version__ != REQUIRED_TRITON:
+# GEN_FIXTURES_ANY_TRITON=1 lets another script import these helpers under another Triton
+# (scripts/gen_test_kernels.py compiles one kernel with 3.5.1); this script itself needs 3.8.0.
+if triton is None or (triton.__version__ != REQUIRED_TRITON and os.environ.get("GEN_FIXTURES_ANY_TRITON") != "1"):
     have = "not installed" if triton is None else triton.__version__
     sys.exit(f"gen_fixtures.py needs triton=={REQUIRED_TRITON} (found: {have}). Install it in a venv:\n"
              f"  python3 -m venv /tmp/tr38 && /tmp/tr38/bin/pip install triton=={REQUIRED_TRITON} numpy\n"
@@ -241,8 +243,10 @@ EXAMPLE_FNS = {
 # compiling
 
 
-def load_kernel(name, fn_name):
-    rel = f"examples/{name}/{name}.py"  # relative: it is the path the TTIR locations print
+def load_kernel(name, fn_name, rel=None):
+    """Imports kernel `fn_name` from `rel` (default examples/<name>/<name>.py), a path relative to the
+    repository root (the current directory)."""
+    rel = rel or f"examples/{name}/{name}.py"  # relative: it is the path the TTIR locations print
     # (importlib's file loaders would make the path absolute; compile() keeps it as given)
     mod = types.ModuleType(f"ttinterp_example_{name}")
     mod.__file__ = rel
@@ -261,12 +265,16 @@ def launch_value(a, buffers):
     raise TypeError(a)
 
 
-def compile_like_launch(fn, args, constexprs, buffers):
-    """Specialize like JITFunction.run does for a real launch (same binder, same _pack_args), then compile."""
+def compile_like_launch(fn, args, constexprs, buffers, debug=False, values=None):
+    """Specialize like JITFunction.run does for a real launch (same binder, same _pack_args), then compile.
+    `values` (optional) replaces the launch values derived from `args` (e.g. mock tensors whose
+    data_ptr() is not 16-byte aligned); `debug` is the launch's debug flag."""
     backend = make_backend(TARGET)
     binder = create_function_from_signature(fn.signature, fn.params, backend)
-    kwargs = dict(constexprs, num_warps=NUM_WARPS, debug=False, instrumentation_mode="")
-    bound, specialization, options = binder(*[launch_value(a, buffers) for a in args], **kwargs)
+    kwargs = dict(constexprs, num_warps=NUM_WARPS, debug=debug, instrumentation_mode="")
+    if values is None:
+        values = [launch_value(a, buffers) for a in args]
+    bound, specialization, options = binder(*values, **kwargs)
     options, signature, consts, attrs = fn._pack_args(backend, options, bound, specialization, options)
     src = ASTSource(fn, signature, consts, attrs)
     compiled = triton.compile(src, target=TARGET, options=options.__dict__)

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what is missing, then configures and builds ttinterp into a build directory.
+# Usage: scripts/build.sh [--sanitize] [--werror] [--build-dir DIR]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+sanitize=OFF werror=OFF build_dir=""
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --sanitize) sanitize=ON ;;
+    --werror) werror=ON ;;
+    --build-dir) build_dir=$2; shift ;;
+    *) echo "build.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [[ -z $build_dir ]]; then
+  build_dir=$root/build
+  [[ $sanitize == ON ]] && build_dir=$root/build-asan
+fi
+
+"$root/scripts/setup.sh"
+
+build_type=Release
+# Sanitized code runs the whole suite; -O1 keeps it quick without hiding bugs.
+[[ $sanitize == ON ]] && build_type=RelWithDebInfo
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=$build_type \
+  -DTTINTERP_SANITIZE=$sanitize -DTTINTERP_WERROR=$werror \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"

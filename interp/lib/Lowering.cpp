@@ -1,6 +1,9 @@
 //===- Lowering.cpp - From a tt.func to a Program -------------------------===//
 #include "Lowering.h"
 
+#include "ttinterp/frontend/Dialect.h"
+#include "ttinterp/frontend/Frontend.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -26,47 +29,6 @@ const OpTable &OpTable::get() {
     return t;
   }();
   return table;
-}
-
-//===----------------------------------------------------------------------===//
-// Locations
-//===----------------------------------------------------------------------===//
-
-static std::optional<mlir::FileLineColLoc> innermostFileLoc(mlir::Location loc) {
-  if (auto f = mlir::dyn_cast<mlir::FileLineColLoc>(loc))
-    return f;
-  if (auto n = mlir::dyn_cast<mlir::NameLoc>(loc))
-    return innermostFileLoc(n.getChildLoc());
-  if (auto c = mlir::dyn_cast<mlir::CallSiteLoc>(loc))
-    return innermostFileLoc(c.getCallee());
-  if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc))
-    for (mlir::Location l : fused.getLocations())
-      if (auto f = innermostFileLoc(l))
-        return f;
-  return std::nullopt;
-}
-
-static std::string formatFileLoc(mlir::FileLineColLoc f) {
-  // Users know their kernel by file name; the directory is noise in messages.
-  llvm::StringRef file = f.getFilename().getValue();
-  size_t slash = file.rfind('/');
-  if (slash != llvm::StringRef::npos)
-    file = file.drop_front(slash + 1);
-  return fmt::format("{}:{}:{}", file.str(), f.getLine(), f.getColumn());
-}
-
-std::string describeLocation(mlir::Location loc) {
-  std::string text = "unknown location";
-  if (auto f = innermostFileLoc(loc))
-    text = formatFileLoc(*f);
-  // Inlined code: say where the inlined call was, too.
-  mlir::Location cur = loc;
-  while (auto n = mlir::dyn_cast<mlir::NameLoc>(cur))
-    cur = n.getChildLoc();
-  if (auto c = mlir::dyn_cast<mlir::CallSiteLoc>(cur))
-    if (auto caller = innermostFileLoc(c.getCaller()))
-      text += fmt::format(" (inlined at {})", formatFileLoc(*caller));
-  return text;
 }
 
 //===----------------------------------------------------------------------===//
@@ -112,9 +74,9 @@ std::optional<DType> Lowerer::dtypeOf(mlir::Type t) {
     return DType::F8E5M2FNUZ;
   // Scalar pointers to scalars (!tt.ptr<f32>). Block pointers point to tensors
   // and are not plain addresses.
-  if (t.getDialect().getNamespace() == "tt" && t.getAbstractType().getName().ends_with("PointerType")) {
-    return DType::Ptr;
-  }
+  if (auto p = mlir::dyn_cast<mlir::triton::PointerType>(t))
+    if (!mlir::isa<mlir::RankedTensorType>(p.getPointeeType()))
+      return DType::Ptr;
   return std::nullopt;
 }
 
@@ -164,7 +126,7 @@ uint32_t Lowerer::site(mlir::Operation *op) {
   auto it = sites_.find(op);
   if (it != sites_.end())
     return it->second;
-  program_.sites.push_back({op->getName().getStringRef().str(), describeLocation(op->getLoc())});
+  program_.sites.push_back({op->getName().getStringRef().str(), frontend::describeLocation(op->getLoc())});
   uint32_t id = uint32_t(program_.sites.size() - 1);
   sites_[op] = id;
   return id;
@@ -172,7 +134,7 @@ uint32_t Lowerer::site(mlir::Operation *op) {
 
 bool Lowerer::error(mlir::Operation *op, const std::string &message) {
   if (error_.empty())
-    error_ = fmt::format("{}: error: '{}': {}", describeLocation(op->getLoc()),
+    error_ = fmt::format("{}: error: '{}': {}", frontend::describeLocation(op->getLoc()),
                          op->getName().getStringRef().str(), message);
   return false;
 }
@@ -348,14 +310,6 @@ bool Lowerer::lowerFunction(mlir::Operation *op) {
 // Kernel::lower
 //===----------------------------------------------------------------------===//
 
-/// The parameter's name: its name location (`loc("x_ptr"(#loc))`) if any.
-static std::string parameterName(mlir::BlockArgument arg) {
-  mlir::Location loc = arg.getLoc();
-  if (auto n = mlir::dyn_cast<mlir::NameLoc>(loc))
-    return n.getName().str();
-  return fmt::format("arg{}", arg.getArgNumber());
-}
-
 /// Lays out the arena: each function's slots contiguously, so a recursive call
 /// can save and restore exactly its callee's section.
 static void layOutArena(Program &p) {
@@ -381,20 +335,18 @@ std::unique_ptr<Kernel> Kernel::lower(mlir::FunctionOpInterface fn, std::string 
     return nullptr;
   }
   mlir::Block &entry = fn.getFunctionBody().front();
+  frontend::Signature signature = frontend::signatureOf(fn);
   for (mlir::BlockArgument arg : entry.getArguments()) {
     Parameter p;
-    p.name = parameterName(arg);
+    p.name = signature.args[arg.getArgNumber()].name;
     SlotId s = lowerer.use(arg);
     p.isPointer = program->slots[s].dtype == DType::Ptr;
     if (p.isPointer) {
-      mlir::Type pointee;
-      // !tt.ptr<T>: its only type parameter is the pointee.
-      arg.getType().walkImmediateSubElements([](mlir::Attribute) {},
-                                             [&](mlir::Type t) { if (!pointee) pointee = t; });
-      std::optional<DType> d = pointee ? Lowerer::dtypeOf(pointee) : std::nullopt;
+      auto pointer = mlir::cast<mlir::triton::PointerType>(arg.getType());
+      std::optional<DType> d = Lowerer::dtypeOf(pointer.getPointeeType());
       if (!d || !program->slots[s].shape.empty()) {
         error = fmt::format("{}: error: parameter '{}' has an unsupported type",
-                            describeLocation(fn.getLoc()), p.name);
+                            frontend::describeLocation(fn.getLoc()), p.name);
         return nullptr;
       }
       p.dtype = *d;

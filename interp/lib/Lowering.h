@@ -109,8 +109,4 @@ private:
   std::string error_;
 };
 
-/// "file.py:12:8" for an op's location (innermost file location; for inlined
-/// code the callee's, followed by " (inlined at file.py:30:4)").
-std::string describeLocation(mlir::Location loc);
-
 } // namespace ttinterp::interp

@@ -241,6 +241,7 @@ void registerControlFlowOps(OpTable &t) {
   t.add("tt.call", &lowerCall);
   t.add("ub.poison", &lowerPoison);
   t.add("gpu.barrier", &lowerNothing);
+  t.add("ttg.barrier", &lowerNothing);
   t.add("llvm.intr.assume", &lowerNothing);
 }
 

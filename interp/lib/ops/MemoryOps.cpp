@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "OpSupport.h"
 
+#include "ttinterp/frontend/Dialect.h"
+
 namespace ttinterp::interp {
 namespace {
 
@@ -73,13 +75,11 @@ template <DType D, bool HasMask> void storeKernel(Frame &f, const Instr &in) {
 std::optional<DType> pointeeDType(mlir::Type t) {
   if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t))
     t = tensor.getElementType();
-  mlir::Type pointee;
-  t.walkImmediateSubElements([](mlir::Attribute) {},
-                             [&](mlir::Type sub) {
-                               if (!pointee)
-                                 pointee = sub;
-                             });
-  if (!pointee || mlir::isa<mlir::RankedTensorType>(pointee))
+  auto pointer = mlir::dyn_cast<mlir::triton::PointerType>(t);
+  if (!pointer)
+    return std::nullopt;
+  mlir::Type pointee = pointer.getPointeeType();
+  if (mlir::isa<mlir::RankedTensorType>(pointee))
     return std::nullopt;
   return Lowerer::dtypeOf(pointee);
 }

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "OpSupport.h"
 
+#include "ttinterp/frontend/Dialect.h"
+
 #include <cstring>
 
 namespace ttinterp::interp {
@@ -284,14 +286,10 @@ template <DType OffsetType> void addPtrKernel(Frame &f, const Instr &in) {
 std::optional<int64_t> pointeeSize(mlir::Type t) {
   if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t))
     t = tensor.getElementType();
-  mlir::Type pointee;
-  t.walkImmediateSubElements([](mlir::Attribute) {},
-                             [&](mlir::Type sub) {
-                               if (!pointee)
-                                 pointee = sub;
-                             });
-  if (!pointee)
+  auto pointer = mlir::dyn_cast<mlir::triton::PointerType>(t);
+  if (!pointer)
     return std::nullopt;
+  mlir::Type pointee = pointer.getPointeeType();
   std::optional<DType> d = Lowerer::dtypeOf(pointee);
   if (!d || mlir::isa<mlir::RankedTensorType>(pointee))
     return std::nullopt;

@@ -1,0 +1,608 @@
+#!/usr/bin/env python3
+"""Regenerate every file under tests/data/kernels/ (the interpreter-semantics and memory-model fixtures).
+
+Same recipe as scripts/gen_fixtures.py (whose helpers this script imports): each folder
+tests/data/kernels/<name>/ holds <name>.py, compiled ONCE for GPUTarget("cuda", 90, 32), num_warps=4,
+specialized the way a real launch with the spec's values would be (Triton's own JIT binder on mock
+tensors; a view's data_ptr() is its byte offset, so a view one float32 into its buffer is not 16-byte
+aligned), giving <name>.ttir, .ptx, .cubin and .json (Triton's cache metadata) from that one compile;
+spec*.json for the ttinterp CLI (launch arguments checked against the printed tt.func arguments);
+inputs/*.npy (fixed seeds); expected*/<buffer>.npy computed independently with numpy, never by ttinterp.
+For every kernel the script asserts that the TTIR contains the ops the kernel exists to exercise.
+
+Triton versions: every kernel is compiled with 3.8.0 except block_ptr, compiled with 3.5.1, the last
+line whose front-end IR still has block pointers (3.7+ lower tl.make_block_ptr in Python; every 3.x
+rewrites them away in make_ttir, so the cached .ttir never has them). The 3.5.1 compile runs in a
+subprocess with another interpreter: $TRITON35_PYTHON (default /tmp/tr35/bin/python; make it with
+  python3 -m venv /tmp/tr35 && /tmp/tr35/bin/pip install triton==3.5.1 numpy).
+
+Run:  /tmp/tr38/bin/python scripts/gen_test_kernels.py [name ...]     (no GPU needed)
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/ or tests/data/kernels/
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_fixtures as gf  # noqa: E402  (sets a private TRITON_CACHE_DIR, checks the Triton version)
+from gen_fixtures import Buf, I32  # noqa: E402
+
+np = gf.np
+triton = gf.triton
+ROOT = gf.ROOT
+KERNELS = ROOT / "tests" / "data" / "kernels"
+BLOCK_PTR_TRITON = "3.5.1"
+F32 = np.float32
+
+# ---------------------------------------------------------------------------------------------
+# launch arguments beyond gen_fixtures' (buffer names, I32, F32)
+
+
+class View:
+    """A pointer argument that is a strided window of a buffer (spec {"view": ...}); offset, shape and
+    strides in elements of the buffer's dtype."""
+
+    def __init__(self, buf, offset, shape, strides):
+        self.buf, self.offset, self.shape, self.strides = buf, offset, list(shape), list(strides)
+
+
+class MockPtr(gf.MockTensor):
+    """A mock tensor whose data_ptr() is a byte offset from a 16-byte-aligned allocation."""
+
+    def __init__(self, dtype, byte_offset):
+        super().__init__(dtype)
+        self.byte_offset = byte_offset
+
+    def data_ptr(self):
+        return self.byte_offset
+
+
+def buf_of(a):
+    return a.buf if isinstance(a, View) else a
+
+
+def mock_value(a, buffers):
+    if isinstance(a, View):
+        b = buffers[a.buf]
+        return MockPtr(b.dtype, a.offset * b.data.itemsize)
+    return gf.launch_value(a, buffers)
+
+
+def arg_json(a):
+    if isinstance(a, View):
+        return {"view": a.buf, "offset": a.offset, "shape": a.shape, "strides": a.strides}
+    return gf.spec_arg_json(a)
+
+
+def check_args(kept, ttir_args, buffers, label):
+    """The spec's arguments are the printed tt.func arguments, name by name and type by type."""
+    assert [n for n, _ in kept] == [n for n, _, _ in ttir_args], (label, kept, ttir_args)
+    for (name, a), (_, ty, _) in zip(kept, ttir_args):
+        if isinstance(a, (str, View)):
+            want = f"!tt.ptr<{gf.TTIR_TYPE[buffers[buf_of(a)].dtype]}>"
+        else:
+            want = "i32" if isinstance(a, I32) else "f32"
+        assert ty == want, (label, name, ty, want)
+
+
+# ---------------------------------------------------------------------------------------------
+# the kernels: each returns a dict
+#   kernel: function name; constexprs; debug (launch flag); compiles: optional list of
+#   (file stem, function name) when one .py holds several kernels;
+#   specs: {spec stem: dict(args, grid, buffers, expected (None: no expected files), function,
+#           ttir (file, default <name>.ttir))}; the first spec's arguments drive the compile;
+#   ops: strings each compiled TTIR must contain.
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def k_argmax():
+    rng = np.random.default_rng(2001)
+    rows, cols = 11, 100
+    x = rng.integers(-6, 7, (rows, cols)).astype(F32)  # 13 distinct values: many tied maxima per row
+    x[2, :] = 3.0                     # all equal: argmax 0
+    x[3, :] = -2.0
+    x[3, 99] = 9.0                    # single max in the last valid column
+    x[4, :] = -1.0
+    x[4, [40, 98, 99]] = 8.0          # three-way tie, the first wins
+    x[5, :] = -np.inf                 # all -inf, like the masked lanes: max -inf, argmax 0 (ties with
+    #                                   masked columns 100..127 too, whose indices are larger)
+    x[6, :50] = -np.inf
+    x[6, 77] = -100.0                 # max among many -inf, after them
+    bufs = {"x": Buf("f32", "npy", data=x), "idx": Buf("i32", {"fill": -1}, [rows]),
+            "mx": Buf("f32", "zeros", [rows])}
+    # numpy.argmax returns the first index of the maximum: Triton's tie_break_left=True rule
+    exp = {"x": x, "idx": x.argmax(axis=1).astype(np.int32), "mx": x.max(axis=1).astype(F32)}
+    return dict(kernel="argmax_kernel", constexprs={"BLOCK_R": 2, "BLOCK_C": 128},
+                ops=['"tt.reduce"', "arith.maxnumf", "arith.cmpf oeq"],
+                specs={"spec": dict(args=["x", "idx", "mx", I32(rows), I32(cols), I32(cols)],
+                                    grid=[cdiv(rows, 2)], buffers=bufs, expected=exp)})
+
+
+def k_cumsum():
+    rng = np.random.default_rng(2002)
+    rows, cols = 6, 50
+    x = rng.integers(-100, 100, (rows, cols)).astype(np.int32)
+    bufs = {"x": Buf("i32", "npy", data=x), "fwd": Buf("i32", "zeros", [rows, cols]),
+            "rev": Buf("i32", "zeros", [rows, cols])}
+    exp = {"x": x, "fwd": np.cumsum(x, axis=1, dtype=np.int64).astype(np.int32),
+           "rev": np.cumsum(x[:, ::-1], axis=1, dtype=np.int64)[:, ::-1].astype(np.int32)}
+    return dict(kernel="cumsum_kernel", constexprs={"BLOCK": 64},
+                ops=['"tt.scan"', "reverse = false", "reverse = true", "tt.scan.return"],
+                specs={"spec": dict(args=["x", "fwd", "rev", I32(cols)], grid=[rows], buffers=bufs,
+                                    expected=exp)})
+
+
+def k_atomics():
+    rng = np.random.default_rng(2003)
+    n, nb, B = 1000, 8, 64
+    keys = rng.integers(0, nb, n).astype(np.int32)
+    ivals = rng.integers(-1000, 1000, n).astype(np.int32)
+    fvals = (rng.integers(-255, 256, n) * 0.25).astype(F32)  # |v| < 64, multiples of 1/4: exact sums
+    xbuf = rng.integers(-50, 50, B).astype(np.int32)
+    i32min, i32max = -2**31, 2**31 - 1
+    bufs = {"keys": Buf("i32", "npy", data=keys), "ivals": Buf("i32", "npy", data=ivals),
+            "fvals": Buf("f32", "npy", data=fvals), "cnt": Buf("i32", "zeros", [nb]),
+            "isum": Buf("i32", "zeros", [nb]), "fsum": Buf("f32", "zeros", [nb]),
+            "bmax": Buf("i32", {"fill": i32min}, [nb]), "bmin": Buf("i32", {"fill": i32max}, [nb]),
+            "acc": Buf("i32", "arange", [B]), "old": Buf("i32", "zeros", [2, B]),
+            "xbuf": Buf("i32", "npy", data=xbuf), "xold": Buf("i32", "zeros", [B]),
+            "ctr": Buf("i32", {"fill": 40}, [1]), "tries": Buf("i32", "zeros", [1])}
+    j = np.arange(B)
+    exp = {"keys": keys, "ivals": ivals, "fvals": fvals,
+           "cnt": np.bincount(keys, minlength=nb).astype(np.int32),
+           "isum": np.bincount(keys, weights=ivals, minlength=nb).astype(np.int32),
+           "fsum": np.bincount(keys, weights=fvals.astype(np.float64), minlength=nb).astype(F32),
+           "bmax": np.array([ivals[keys == k].max() for k in range(nb)], np.int32),
+           "bmin": np.array([ivals[keys == k].min() for k in range(nb)], np.int32),
+           "acc": (j + 10 * j + 1).astype(np.int32),
+           "old": np.stack([j, j + 10 * j]).astype(np.int32),
+           "xbuf": (-j).astype(np.int32), "xold": xbuf,
+           "ctr": np.array([45], np.int32), "tries": np.array([6], np.int32)}
+    assert all((keys == k).any() for k in range(nb))
+    args = ["keys", "ivals", "fvals", "cnt", "isum", "fsum", "bmax", "bmin", "acc", "old", "xbuf", "xold",
+            "ctr", "tries", I32(n)]
+    return dict(kernel="atomics_kernel", constexprs={"BLOCK": B},
+                ops=["tt.atomic_rmw add", "tt.atomic_rmw fadd", "tt.atomic_rmw max", "tt.atomic_rmw min",
+                     "tt.atomic_rmw exch", "tt.atomic_cas", "scf.while", "scf.if"],
+                specs={"spec": dict(args=args, grid=[cdiv(n, B)], buffers=bufs, expected=exp)})
+
+
+# --- fp8 ------------------------------------------------------------------------------------
+# Encoding assumed (what the sm_90 lowering of tt.fp_to_fp f32 -> fp8 does: one
+# cvt.rn.satfinite.{e4m3,e5m2}x2.f32 per pair, checked on the PTX below; CUDA's cuda_fp8.hpp host
+# emulation of __NV_SATFINITE describes the same rules):
+#   * round to nearest, ties to even, directly from float32 (no intermediate f16), subnormals kept;
+#   * |rounded value| > largest finite, and +-inf, saturate to +-largest finite (448 for E4M3FN,
+#     57344 for E5M2; so E5M2 never produces inf from f32);
+#   * NaN -> NaN: 0x7F for a positive quiet NaN (E4M3FN has only S.1111.111; for E5M2 the
+#     emulation gives 0x7E for f32 qNaN and 0x7F for the canonical NaN: compare NaN lanes by class);
+#   * signs are kept, zeros and underflows included (-0 and -1e-10 -> 0x80).
+# fp8 -> f32 is exact (E5M2 inf -> inf).
+FP8 = {"e4m3fn": dict(ebits=4, mbits=3, bias=7, maxfinite=448.0, nan=0x7F),
+       "e5m2": dict(ebits=5, mbits=2, bias=15, maxfinite=57344.0, nan=0x7F)}
+
+
+def fp8_encode(x, fmt):
+    """float32 array -> uint8 codes, round to nearest even with saturation (see above)."""
+    f = FP8[fmt]
+    mb, emin = f["mbits"], 1 - f["bias"]
+    out = np.zeros(x.shape, np.uint8)
+    for i, v in enumerate(np.asarray(x, np.float64).ravel()):
+        sign = 0x80 if np.signbit(v) else 0
+        if np.isnan(v):
+            out.flat[i] = f["nan"]
+            continue
+        a = abs(v)
+        if np.isinf(a):
+            r = f["maxfinite"]
+        else:
+            e = max(np.frexp(a)[1] - 1, emin) if a > 0 else emin  # exponent of a's quantum
+            q = 2.0**(e - mb)
+            r = float(np.rint(a / q)) * q  # exact division by a power of two; np.rint: ties to even
+            r = min(r, f["maxfinite"])    # satfinite
+        if r == 0:
+            code = 0
+        else:
+            e = np.frexp(r)[1] - 1
+            if e < emin:  # subnormal
+                code = int(r / 2.0**(emin - mb))
+            else:
+                code = ((e + f["bias"]) << mb) | (int(r / 2.0**(e - mb)) - (1 << mb))
+        out.flat[i] = code | sign
+    return out
+
+
+def fp8_decode(codes, fmt):
+    f = FP8[fmt]
+    mb, bias = f["mbits"], f["bias"]
+    out = np.zeros(codes.shape, np.float64)
+    for i, c in enumerate(np.asarray(codes, np.uint8).ravel()):
+        s = -1.0 if c & 0x80 else 1.0
+        c = int(c)
+        e, m = (c >> mb) & ((1 << f["ebits"]) - 1), c & ((1 << mb) - 1)
+        if fmt == "e4m3fn" and e == 15 and m == 7:
+            v = np.nan
+        elif fmt == "e5m2" and e == 31:
+            v = np.inf if m == 0 else np.nan
+        elif e == 0:
+            v = m * 2.0**(1 - bias - mb)
+        else:
+            v = (1 + m / 2.0**mb) * 2.0**(e - bias)
+        out.flat[i] = s * v
+    return out.astype(F32)
+
+
+def k_fp8_convert():
+    def nxt(v, d):
+        return float(np.nextafter(F32(v), F32(d)))
+
+    vals = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 3.0, 0.1, -0.3, 3.14159, 100.0, -200.0,
+            # E4M3 ties (quantum 1/8 at [1, 2)): 1.0625 -> 1.0, 1.1875 -> 1.25, 1.3125 -> 1.25, and
+            # the values just past the ties
+            1.0625, 1.1875, 1.3125, -1.0625, nxt(1.0625, 2), nxt(1.0625, 0), nxt(1.1875, 0),
+            # E5M2 ties (quantum 1/4 at [1, 2)): 1.125 -> 1.0, 1.375 -> 1.5, 1.625 -> 1.5, 1.875 -> 2;
+            # 1.125 + 2^-20 rounds up (via f16 it would tie and round down)
+            1.125, 1.375, 1.625, 1.875, -1.375, 1.125 + 2.0**-20, 1.375 - 2.0**-20,
+            # top of E4M3FN: 448 max, 464 tie (-> 448 even), beyond -> saturate to 448
+            240.0, 416.0, 432.0, 440.0, 447.0, 448.0, 449.0, 460.0, 464.0, 465.0, 480.0, 500.0, 1000.0,
+            -448.0, -464.0, -1e6, 1e30,
+            # top of E5M2: 57344 max, 61440 tie (-> 65536 -> saturate), beyond -> saturate to 57344
+            40960.0, 49152.0, 53248.0, 57344.0, 57345.0, 59392.0, 61439.0, 61440.0, 65536.0, 1e5,
+            -57344.0, -70000.0, 3.0e38,
+            # E4M3FN subnormals: min 2^-9, min normal 2^-6; ties at odd multiples of 2^-10
+            2.0**-6, 2.0**-7, 2.0**-8, 2.0**-9, 3 * 2.0**-9, 5 * 2.0**-9, 7 * 2.0**-9,
+            2.0**-10, 3 * 2.0**-10, 5 * 2.0**-10, 7 * 2.0**-10, 15 * 2.0**-10, nxt(2.0**-10, 1),
+            nxt(2.0**-10, 0), 2.0**-11, -2.0**-9, -3 * 2.0**-10,
+            # E5M2 subnormals: min 2^-16, min normal 2^-14; ties at odd multiples of 2^-17
+            2.0**-14, 2.0**-15, 2.0**-16, 3 * 2.0**-16, 2.0**-17, 3 * 2.0**-17, 5 * 2.0**-17,
+            7 * 2.0**-17, nxt(2.0**-17, 1), nxt(2.0**-17, 0), 2.0**-18, -3 * 2.0**-17,
+            # far underflow (signed zero results), float32 subnormals
+            1e-10, -1e-10, 1e-40, -1e-45,
+            # infinities and NaN
+            np.inf, -np.inf, np.nan]
+    rng = np.random.default_rng(2004)
+    n = 120
+    rest = n - len(vals)
+    assert rest > 0
+    # the rest: random magnitudes over both formats' ranges, both signs
+    vals += list((rng.choice([-1.0, 1.0], rest) * 2.0**rng.uniform(-18, 17, rest)).astype(F32))
+    x = np.array(vals, F32)
+    assert len(x) == n
+    e4, e5 = fp8_encode(x, "e4m3fn"), fp8_encode(x, "e5m2")
+    bufs = {"x": Buf("f32", "npy", data=x), "e4_bits": Buf("i8", "zeros", [n]), "e5_bits": Buf("i8", "zeros", [n]),
+            "e4_back": Buf("f32", "zeros", [n]), "e5_back": Buf("f32", "zeros", [n])}
+    exp = {"x": x, "e4_bits": e4.view(np.int8), "e5_bits": e5.view(np.int8),
+           "e4_back": fp8_decode(e4, "e4m3fn"), "e5_back": fp8_decode(e5, "e5m2")}
+    # spot checks of the encoder against hand-computed codes
+    want = {1.0625: (0x38, 0x3C), 1.1875: (0x3A, 0x3D), 1.125 + 2.0**-20: (0x39, 0x3D), 464.0: (0x7E, 0x5F),
+            465.0: (0x7E, 0x5F), 61440.0: (0x7E, 0x7B), 2.0**-10: (0x00, 0x14), 3 * 2.0**-10: (0x02, 0x1A),
+            2.0**-17: (0x00, 0x00), 3 * 2.0**-17: (0x00, 0x02), np.inf: (0x7E, 0x7B), -1e-10: (0x80, 0x80)}
+    for v, (c4, c5) in want.items():
+        i = int(np.flatnonzero(x == F32(v))[0])
+        assert (e4[i], e5[i]) == (c4, c5), (v, hex(e4[i]), hex(e5[i]))
+    return dict(kernel="fp8_convert_kernel", constexprs={"BLOCK": 64},
+                ops=["tt.fp_to_fp %x", "rounding = rtne", "-> tensor<64xf8E4M3FN>", "-> tensor<64xf8E5M2>",
+                     "tt.bitcast", "tensor<64xf8E4M3FN> -> tensor<64xf32>", "tensor<64xf8E5M2> -> tensor<64xf32>"],
+                ptx=["cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.e5m2x2.f32"],
+                specs={"spec": dict(args=["x", "e4_bits", "e5_bits", "e4_back", "e5_back", I32(n)],
+                                    grid=[cdiv(n, 64)], buffers=bufs, expected=exp)})
+
+
+# --- dot precisions -----------------------------------------------------------------------------
+
+
+def tf32_rna(x):
+    """cvt.rna.tf32.f32: round to 10 mantissa bits, to nearest, ties away from zero (finite inputs)."""
+    u = np.ascontiguousarray(x, F32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x1000) & 0xFFFFE000
+    return u.astype(np.uint32).view(F32)
+
+
+def k_dot_precision():
+    rng = np.random.default_rng(2005)
+    # full 24-bit mantissas: tf32 keeps 11 of them, so tf32 and ieee differ by ~1e-3 relative
+    a = (rng.standard_normal((32, 32)) * 1.7).astype(F32)
+    b = (rng.standard_normal((32, 32)) * 0.9).astype(F32)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    c_ieee = (a64 @ b64).astype(F32)
+    # tf32: the f32 registers go straight into mma ... .tf32 (asserted on the PTX below), which reads
+    # the top 19 bits: truncation, as gen_fixtures.round_to_tf32 documents for matmul_tf32
+    ta, tb = gf.round_to_tf32(a).astype(np.float64), gf.round_to_tf32(b).astype(np.float64)
+    c_tf32 = (ta @ tb).astype(F32)
+    # tf32x3 (TritonGPU F32DotTC pass): big = cvt.rna.tf32(x), small = x - big (exact in f32);
+    # c = dot(big_a, big_b) + [dot(small_a, big_b) + dot(big_a, small_b)], each dot in tf32 (the
+    # small parts are truncated by the tensor core); exact products, one rounding
+    ba, bb = tf32_rna(a), tf32_rna(b)
+    sa, sb = gf.round_to_tf32(a - ba), gf.round_to_tf32(b - bb)
+    ba, bb, sa, sb = (t.astype(np.float64) for t in (ba, bb, sa, sb))
+    c_x3 = (ba @ bb + sa @ bb + ba @ sb).astype(F32)
+    d_tf32 = np.abs(c_tf32.astype(np.float64) - c_ieee).max()
+    d_x3 = np.abs(c_x3.astype(np.float64) - c_ieee).max()
+    assert d_tf32 > 1e-3 and d_x3 < 1e-5, (d_tf32, d_x3)
+
+    def spec(c, fn, stem):
+        bufs = {"a": Buf("f32", "npy", data=a), "b": Buf("f32", "npy", data=b), "c": Buf("f32", "zeros", [32, 32])}
+        return dict(args=["a", "b", "c"], grid=[1], buffers=bufs, expected={"a": a, "b": b, "c": c},
+                    function=fn, ttir=f"{stem}.ttir")
+
+    return dict(constexprs={},
+                compiles=[("dot_ieee", "dot_ieee_kernel"), ("dot_tf32", "dot_tf32_kernel"),
+                          ("dot_tf32x3", "dot_tf32x3_kernel")],
+                ops={"dot_ieee": ["tt.dot %a"], "dot_tf32": ["inputPrecision = tf32 :"],
+                     "dot_tf32x3": ["inputPrecision = tf32x3"]},
+                ptx={"dot_tf32": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"],
+                     "dot_tf32x3": ["cvt.rna.tf32.f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"]},
+                no_ptx={"dot_tf32": ["cvt.rna.tf32.f32"], "dot_ieee": ["mma"]},
+                specs={"spec": spec(c_ieee, "dot_ieee_kernel", "dot_ieee"),
+                       "spec_tf32": spec(c_tf32, "dot_tf32_kernel", "dot_tf32"),
+                       "spec_tf32x3": spec(c_x3, "dot_tf32x3_kernel", "dot_tf32x3")})
+
+
+def k_block_ptr():
+    M, N, LD, ROWS, BM, BN = 37, 50, 60, 39, 16, 32
+    rng = np.random.default_rng(2006)
+    x = np.full((ROWS, LD), 1000.0, F32)  # sentinels outside the M x N window
+    x[:M, :N] = rng.integers(-64, 64, (M, N)) * 0.5  # exact sums
+    y0 = np.full((ROWS, LD), -7.0, F32)
+    s0 = np.full([ROWS], -7.0, F32)
+    y = y0.copy()
+    y[:M, :N] = x[:M, :N].astype(np.float64) * 2 + 1
+    s = s0.copy()
+    s[:M] = x[:M, :N].astype(np.float64).sum(axis=1)
+
+    def spec(ttir):
+        bufs = {"x": Buf("f32", "npy", data=x), "y": Buf("f32", {"fill": -7.0}, [ROWS, LD]),
+                "s": Buf("f32", {"fill": -7.0}, [ROWS])}
+        return dict(args=["x", "y", "s", I32(M), I32(N), I32(LD)], grid=[cdiv(M, BM)], buffers=bufs,
+                    expected={"x": x, "y": y, "s": s}, ttir=ttir)
+
+    return dict(kernel="block_ptr_kernel", constexprs={"BM": BM, "BN": BN}, triton=BLOCK_PTR_TRITON,
+                # the front-end IR (Triton's cache file {name}.source) keeps the block pointers ...
+                source_ops=["tt.make_tensor_ptr", "tt.advance", "boundaryCheck = array<i32: 0, 1>",
+                            "padding = 1 : i32", "boundaryCheck = array<i32: 0>", "!tt.ptr<tensor<16x32xf32>>"],
+                # ... the cached .ttir has them rewritten into tensors of pointers and masks
+                ops=["tt.load", "tt.store", "scf.for"], no_ops=["tt.make_tensor_ptr", "tt.advance"],
+                specs={"spec": spec("block_ptr.source.ttir"), "spec_rewritten": spec("block_ptr.ttir")})
+
+
+def k_libdevice():
+    rng = np.random.default_rng(2007)
+    n = 300
+    x = rng.uniform(0.05, 3.0, n).astype(F32)
+    y = rng.uniform(-2.0, 2.0, n).astype(F32)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    import math
+    erf = np.vectorize(math.erf)
+    y3 = (y * F32(3)).astype(np.float64)  # y * 3 is an f32 multiply in the kernel
+    out = np.stack([np.exp(y64), np.log1p(x64), erf(y64), np.tanh(y64), np.power(x64, y64),
+                    np.arctan2(y64, x64), 1 / np.sqrt(x64), np.floor(y3)]).astype(F32)
+    bufs = {"x": Buf("f32", "npy", data=x), "y": Buf("f32", "npy", data=y), "out": Buf("f32", "zeros", [8, n])}
+    syms = ["__nv_expf", "__nv_log1pf", "__nv_erff", "__nv_tanhf", "__nv_powf", "__nv_atan2f", "__nv_rsqrtf",
+            "__nv_floorf"]
+    return dict(kernel="libdevice_kernel", constexprs={"BLOCK": 128},
+                ops=["tt.extern_elementwise"] + [f'symbol = "{s}"' for s in syms],
+                specs={"spec": dict(args=["x", "y", "out", I32(n)], grid=[cdiv(n, 128)], buffers=bufs,
+                                    expected={"x": x, "y": y, "out": out})})
+
+
+def collatz_steps(v):
+    s = 0
+    while v != 1:
+        v = v // 2 if v % 2 == 0 else 3 * v + 1
+        s += 1
+        assert v < 2**31
+    return s
+
+
+def k_while_loop():
+    x = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 27, 31, 97, 129, 255, 703, 871, 1024, 6171, 9999, 10971,
+                  77031, 230631, 142587], np.int32)
+    bufs = {"x": Buf("i32", "npy", data=x), "steps": Buf("i32", {"fill": -1}, [len(x)])}
+    exp = {"x": x, "steps": np.array([collatz_steps(int(v)) for v in x], np.int32)}
+    return dict(kernel="collatz_kernel", constexprs={}, ops=["scf.while", "scf.condition", "scf.if"],
+                specs={"spec": dict(args=["x", "steps"], grid=[len(x)], buffers=bufs, expected=exp)})
+
+
+DEVICE_ASSERT_FAIL_INDEX = 77
+
+
+def k_device_assert():
+    rng = np.random.default_rng(2008)
+    n = 200
+    x = rng.uniform(0.0, 10.0, n).astype(F32)
+    x[5] = 0.0
+    bad = x.copy()
+    bad[DEVICE_ASSERT_FAIL_INDEX] = -1.5
+    exp = {"x": x, "y": (x.astype(np.float64) * 2).astype(F32)}
+    return dict(kernel="device_assert_kernel", constexprs={"BLOCK": 64}, debug=True,
+                ops=['tt.assert', '"x must be non-negative"'],
+                specs={"spec": dict(args=["x", "y", I32(n)], grid=[cdiv(n, 64)],
+                                    buffers={"x": Buf("f32", "npy", data=x), "y": Buf("f32", "zeros", [n])},
+                                    expected=exp),
+                       # fails in program 1 (77 // 64), lane 13: no expected files (exit code 1, kind assert)
+                       "spec_fail": dict(args=["x", "y", I32(n)], grid=[cdiv(n, 64)],
+                                         buffers={"x": Buf("f32", "npy", data=bad), "y": Buf("f32", "zeros", [n])},
+                                         npy_names={"x": "x_fail"}, expected=None)})
+
+
+def k_shift_copy():
+    rng = np.random.default_rng(2009)
+    n, B = 256, 64
+    src = rng.integers(-1000, 1000, n).astype(F32)
+    # spec.json: distinct buffers; out is a view one element into `o` (so not 16-byte aligned, like
+    # the other specs): o[0] stays 0, o[1:] = inp + 1
+    o = np.zeros(n + 1, F32)
+    o[1:] = src + 1
+    plain = dict(args=["inp", View("o", 1, [n], [1]), I32(n), I32(1)], grid=[cdiv(n, B)],
+                 buffers={"inp": Buf("f32", "npy", data=src), "o": Buf("f32", "zeros", [n + 1])},
+                 expected={"inp": src, "o": o})
+    # spec_shifted.json: in = buf[0:n], out = buf[1:n+1]: program p reads buf[64p .. 64p+63] and
+    # writes buf[64p+1 .. 64p+64]; program p+1 reads buf[64(p+1)], which program p writes: the
+    # result depends on the order of programs (no expected files)
+    buf = np.arange(n + 1).astype(F32)
+    shifted = dict(args=[View("buf", 0, [n], [1]), View("buf", 1, [n], [1]), I32(n), I32(1)],
+                   grid=[cdiv(n, B)], buffers={"buf": Buf("f32", "arange", [n + 1])}, expected=None)
+    # spec_interleaved.json: in = buf[0::2], out = buf[1::2] (stride 2): disjoint, exact
+    inter = np.arange(2 * n).astype(F32) * 3
+    e = inter.copy()
+    e[1::2] = inter[0::2] + 1
+    interleaved = dict(args=[View("buf", 0, [n], [2]), View("buf", 1, [n], [2]), I32(n), I32(2)],
+                       grid=[cdiv(n, B)], buffers={"buf": Buf("f32", "npy", data=inter)}, expected={"buf": e})
+    assert buf[0] == 0
+    return dict(kernel="shift_copy_kernel", constexprs={"BLOCK": B}, ops=["tt.load", "tt.store", "arith.muli"],
+                specs={"spec": plain, "spec_shifted": shifted, "spec_interleaved": interleaved})
+
+
+def k_pointer_table():
+    rng = np.random.default_rng(2010)
+    n = 50
+    src = rng.integers(-100, 100, (2, n)).astype(F32)
+    dst = np.zeros((2, n), F32)
+    dst[0] = src[1] * 2
+    dst[1] = src[0] * 2 + 1
+    bufs = {"table": Buf("i64", "zeros", [4]), "src": Buf("f32", "npy", data=src), "dst": Buf("f32", "zeros", [2, n])}
+    # no expected/table.npy: it ends up holding run-time addresses
+    return dict(kernel="pointer_table_kernel", constexprs={"BLOCK": 64},
+                ops=["tt.ptr_to_int", "tt.int_to_ptr", "!tt.ptr<i64>", "ttg.barrier all"],
+                specs={"spec": dict(args=["table", "src", "dst", I32(n)], grid=[1], buffers=bufs,
+                                    expected={"src": src, "dst": dst})})
+
+
+def k_oob_store():
+    n = 63
+    bufs = {"x": Buf("f32", "arange", [n]), "out": Buf("f32", "zeros", [n])}
+    return dict(kernel="oob_store_kernel", constexprs={"BLOCK": 64}, ops=["tt.store"],
+                specs={"spec": dict(args=["x", "out", I32(n)], grid=[1], buffers=bufs, expected=None)})
+
+
+KERNEL_FNS = {
+    "argmax": k_argmax,
+    "cumsum": k_cumsum,
+    "atomics": k_atomics,
+    "fp8_convert": k_fp8_convert,
+    "dot_precision": k_dot_precision,
+    "block_ptr": k_block_ptr,
+    "libdevice": k_libdevice,
+    "while_loop": k_while_loop,
+    "device_assert": k_device_assert,
+    "shift_copy": k_shift_copy,
+    "pointer_table": k_pointer_table,
+    "oob_store": k_oob_store,
+}
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+
+def buffer_json(name, buf, folder, npy_name=None):
+    if buf.init != "npy":
+        return gf.buffer_json(name, buf, folder)
+    rel = f"inputs/{npy_name or name}.npy"
+    gf.write_npy(folder / rel, buf.data)
+    return {"dtype": buf.dtype, "shape": buf.shape, "init": {"npy": rel}}
+
+
+def write_spec(folder, stem, sp, kept, fn_name, ttir_file):
+    spec = {"buffers": {n: buffer_json(n, b, folder, sp.get("npy_names", {}).get(n)) for n, b in sp["buffers"].items()},
+            "launches": [{"kernel": ttir_file, "function": fn_name, "grid": sp["grid"],
+                          "args": [arg_json(a) for _, a in kept]}]}
+    (folder / f"{stem}.json").write_text(gf.format_spec(spec))
+    if sp["expected"] is None:
+        return
+    exp_dir = "expected" + stem[len("spec"):]
+    assert set(sp["expected"]) <= set(sp["buffers"]), stem
+    for n, arr in sp["expected"].items():
+        b = sp["buffers"][n]
+        assert arr.dtype == gf.NP_DTYPE[b.dtype] and list(arr.shape) == b.shape, (stem, n, arr.dtype, arr.shape)
+        gf.write_npy(folder / exp_dir / f"{n}.npy", arr)
+
+
+def check_contains(text, needles, label, absent=False):
+    for s in needles:
+        assert (s in text) != absent, f"{label}: {'unexpected' if absent else 'missing'} {s!r}"
+
+
+def generate(name):
+    k = KERNEL_FNS[name]()
+    if k.get("triton", gf.REQUIRED_TRITON) != triton.__version__:
+        return run_elsewhere(name, k["triton"])
+    folder = KERNELS / name
+    for sub in folder.iterdir():
+        if sub.is_dir() and (sub.name in ("inputs", "__pycache__") or sub.name.startswith("expected")):
+            shutil.rmtree(sub)
+    for f in list(folder.glob("spec*.json")):
+        f.unlink()
+    rel = f"tests/data/kernels/{name}/{name}.py"
+    os.utime(rel, (gf.SOURCE_MTIME, gf.SOURCE_MTIME))  # see gen_fixtures.generate()
+    compiles = k.get("compiles") or [(name, k["kernel"])]
+    specs = k["specs"]
+    lines = []
+    for stem, fn_name in compiles:
+        # the specs launching this function; the first one's arguments drive the compile
+        mine = [(s, sp) for s, sp in specs.items() if sp.get("function", fn_name) == fn_name]
+        fn = gf.load_kernel(name, fn_name, rel)
+        first = mine[0][1]
+        values = [mock_value(a, first["buffers"]) for a in first["args"]]
+        compiled, specialization = gf.compile_like_launch(fn, first["args"], k["constexprs"], first["buffers"],
+                                                          debug=k.get("debug", False), values=values)
+        assert compiled.name == fn_name
+        ttir, ptx = compiled.asm["ttir"], compiled.asm["ptx"]
+        (folder / f"{stem}.ttir").write_text(ttir)
+        (folder / f"{stem}.ptx").write_text(ptx)
+        (folder / f"{stem}.cubin").write_bytes(compiled.asm["cubin"])
+        (folder / f"{stem}.json").write_text(gf.normalized_metadata(compiled, stem))
+        pick = (lambda v: v.get(stem, []) if isinstance(v, dict) else v)
+        check_contains(ttir, pick(k.get("ops", [])), stem)
+        check_contains(ttir, pick(k.get("no_ops", [])), stem, absent=True)
+        check_contains(ptx, pick(k.get("ptx", [])), stem + ".ptx")
+        check_contains(ptx, pick(k.get("no_ptx", [])), stem + ".ptx", absent=True)
+        if "source_ops" in k:
+            source = compiled.asm["source"]
+            (folder / f"{stem}.source.ttir").write_text(source)
+            check_contains(source, k["source_ops"], stem + ".source")
+        targs = gf.ttir_func_args(ttir, fn_name)
+        for s, sp in mine:
+            # every spec's launch must specialize like the compiled one
+            if sp is not first:
+                vals = [mock_value(a, sp["buffers"]) for a in sp["args"]]
+                _, spec2 = gf.compile_like_launch(fn, sp["args"], k["constexprs"], sp["buffers"],
+                                                  debug=k.get("debug", False), values=vals)
+                assert spec2 == specialization, (name, s)
+            kept = gf.spec_args(fn.params, sp["args"], specialization)
+            check_args(kept, targs, sp["buffers"], f"{name}/{s}")
+            write_spec(folder, s, sp, kept, fn_name, sp.get("ttir", f"{stem}.ttir"))
+        lines.append(f"{name}/{stem} [triton {triton.__version__}]: @{fn_name}(" +
+                     ", ".join(f"%{n}: {t}" + (f" {{{a}}}" if a else "") for n, t, a in targs) + ")")
+    for line in lines:
+        print(line)
+
+
+def run_elsewhere(name, version):
+    """Runs this script for `name` under the Python that has triton==`version`."""
+    py = os.environ.get("TRITON35_PYTHON", "/tmp/tr35/bin/python")
+    env = dict(os.environ, GEN_FIXTURES_ANY_TRITON="1")
+    env.pop("TRITON_CACHE_DIR", None)
+    check = subprocess.run([py, "-c", "import triton; print(triton.__version__)"], capture_output=True, text=True,
+                           env=env)
+    if check.returncode != 0 or check.stdout.strip() != version:
+        sys.exit(f"{name} needs triton=={version} in $TRITON35_PYTHON ({py}): "
+                 f"python3 -m venv /tmp/tr35 && /tmp/tr35/bin/pip install triton=={version} numpy")
+    subprocess.run([py, __file__, name], check=True, env=env)
+
+
+def main():
+    os.chdir(ROOT)
+    names = sys.argv[1:] or list(KERNEL_FNS)
+    for name in names:
+        generate(name)
+    shutil.rmtree(gf._cache, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

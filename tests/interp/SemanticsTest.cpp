@@ -1,0 +1,297 @@
+//===- SemanticsTest.cpp - Op semantics on hand-written TTIR --------------===//
+//
+// Each expectation is worked out by hand from the op's definition (two's
+// complement wrap, NVIDIA shift behaviour, IEEE rounding, ...).
+//
+//===----------------------------------------------------------------------===//
+#include "Harness.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+using namespace ttinterp;
+using namespace ttinterp::test;
+
+namespace {
+/// A kernel `@k(%out: !tt.ptr<T>, ...)` whose body computes a tensor<8xT> %r
+/// and stores it to out[0..8).
+std::string storeKernel(const std::string &outType, const std::string &params,
+                        const std::string &body) {
+  return R"(
+module {
+  tt.func public @k(%out: !tt.ptr<)" +
+         outType + ">" + params + R"() {
+    %range = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %base = tt.splat %out : !tt.ptr<)" +
+         outType + "> -> tensor<8x!tt.ptr<" + outType + R"(>>
+    %ptrs = tt.addptr %base, %range : tensor<8x!tt.ptr<)" +
+         outType + ">>, tensor<8xi32>\n" + body + R"(
+    tt.store %ptrs, %r : tensor<8x!tt.ptr<)" +
+         outType + R"(>>
+    tt.return
+  }
+}
+)";
+}
+
+template <class T> std::vector<T> runStore(const std::string &ttir, DType dtype,
+                                           std::vector<interp::ArgumentValue> extra = {}) {
+  LoadedKernel k = loadKernel(ttir);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<T> out(8, T(0));
+  std::vector<interp::ArgumentValue> args{ptrArg(0)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  LaunchResult r = launch(*k.kernel, {pointer("out", viewOf(out, dtype))}, args, {1, 1, 1});
+  REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+  return out;
+}
+} // namespace
+
+TEST_CASE("integer add and multiply wrap around") {
+  std::string body = R"(
+    %big = arith.constant dense<2147483647> : tensor<8xi32>
+    %one = arith.constant dense<1> : tensor<8xi32>
+    %sum = arith.addi %big, %one : tensor<8xi32>
+    %r = arith.muli %sum, %range : tensor<8xi32>)";
+  std::vector<int32_t> out = runStore<int32_t>(storeKernel("i32", "", body), DType::I32);
+  // INT_MAX + 1 wraps to INT_MIN; INT_MIN * i is 0 for even i and INT_MIN for odd i.
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == (i % 2 ? std::numeric_limits<int32_t>::min() : 0));
+}
+
+TEST_CASE("shifts by the bit width or more behave as on NVIDIA hardware") {
+  std::string body = R"(
+    %amount = arith.constant dense<[0, 1, 31, 32, 33, 64, -1, 4]> : tensor<8xi32>
+    %neg = arith.constant dense<-16> : tensor<8xi32>
+    %shl = arith.shli %neg, %amount : tensor<8xi32>
+    %shrs = arith.shrsi %neg, %amount : tensor<8xi32>
+    %shru = arith.shrui %neg, %amount : tensor<8xi32>
+    %t = arith.addi %shl, %shrs : tensor<8xi32>
+    %r = arith.xori %t, %shru : tensor<8xi32>)";
+  std::vector<int32_t> out = runStore<int32_t>(storeKernel("i32", "", body), DType::I32);
+  auto expect = [](int64_t amount) {
+    uint32_t x = uint32_t(-16);
+    uint64_t a = uint64_t(uint32_t(int32_t(amount)));
+    int32_t shl = a >= 32 ? 0 : int32_t(x << a);
+    int32_t shrs = a >= 32 ? -1 : (-16 >> a);
+    int32_t shru = a >= 32 ? 0 : int32_t(x >> a);
+    return int32_t(uint32_t(shl + shrs) ^ uint32_t(shru));
+  };
+  int64_t amounts[8] = {0, 1, 31, 32, 33, 64, -1, 4};
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == expect(amounts[i]));
+  // Spelled out for two lanes: shift by 1 -> shl -32, shrs -8, shru 0x7FFFFFF8.
+  CHECK(out[1] == int32_t(uint32_t(-32 + -8) ^ 0x7FFFFFF8u));
+  // Shift by 32 -> 0, -1 (sign fill), 0.
+  CHECK(out[3] == -1);
+}
+
+TEST_CASE("integer division by zero is a fault with the element") {
+  std::string body = R"(
+    %d = arith.constant dense<[1, 2, 3, 0, 5, 6, 7, 8]> : tensor<8xi32>
+    %r = arith.divsi %range, %d : tensor<8xi32>)";
+  LoadedKernel k = loadKernel(storeKernel("i32", "", body));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<int32_t> out(8, 42);
+  LaunchResult r = launch(*k.kernel, {pointer("out", viewOf(out, DType::I32))}, {ptrArg(0)},
+                          {1, 1, 1});
+  REQUIRE(r.fault);
+  CHECK(r.fault->kind == "division_by_zero");
+  CHECK(r.fault->element == 3);
+  CHECK(r.fault->op == "arith.divsi");
+  for (int v : out)
+    CHECK(v == 42);
+}
+
+TEST_CASE("signed division truncates toward zero and floordivsi rounds down") {
+  std::string body = R"(
+    %a = arith.constant dense<[7, -7, 7, -7, -2147483648, 0, 9, -9]> : tensor<8xi32>
+    %b = arith.constant dense<[2, 2, -2, -2, -1, 5, 3, 4]> : tensor<8xi32>
+    %q = arith.divsi %a, %b : tensor<8xi32>
+    %m = arith.remsi %a, %b : tensor<8xi32>
+    %f = arith.floordivsi %a, %b : tensor<8xi32>
+    %c100 = arith.constant dense<100> : tensor<8xi32>
+    %c10000 = arith.constant dense<10000> : tensor<8xi32>
+    %qs = arith.muli %q, %c10000 : tensor<8xi32>
+    %ms = arith.muli %m, %c100 : tensor<8xi32>
+    %t = arith.addi %qs, %ms : tensor<8xi32>
+    %r = arith.addi %t, %f : tensor<8xi32>)";
+  std::vector<int32_t> out = runStore<int32_t>(storeKernel("i32", "", body), DType::I32);
+  // q, rem, floor by hand: 7/2=3 r1 f3; -7/2=-3 r-1 f-4; 7/-2=-3 r1 f-4; -7/-2=3 r-1 f3;
+  // MIN/-1 wraps to MIN r0 f MIN; 0/5=0; 9/3=3 r0 f3; -9/4=-2 r-1 f-3.
+  int64_t q[8] = {3, -3, -3, 3, INT32_MIN, 0, 3, -2}, m[8] = {1, -1, 1, -1, 0, 0, 0, -1},
+          f[8] = {3, -4, -4, 3, INT32_MIN, 0, 3, -3};
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == int32_t(uint32_t(q[i] * 10000 + m[i] * 100 + f[i])));
+}
+
+TEST_CASE("fptosi saturates and maps NaN to zero") {
+  std::string body = R"(
+    %x = arith.constant dense<[1.5, -1.5, 3.0e+10, -3.0e+10, 0x7FC00000, 2.147483647e+09, -0.99, 127.9]> : tensor<8xf32>
+    %r = arith.fptosi %x : tensor<8xf32> to tensor<8xi32>)";
+  std::vector<int32_t> out = runStore<int32_t>(storeKernel("i32", "", body), DType::I32);
+  // 2.147483647e9 rounds to the f32 2^31, which saturates.
+  int32_t expect[8] = {1, -1, INT32_MAX, INT32_MIN, 0, INT32_MAX, 0, 127};
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == expect[i]);
+}
+
+TEST_CASE("f16 arithmetic rounds to f16 after every op") {
+  // 2048 + 1 is not representable in f16 (spacing 2 there): rounds to even, 2048.
+  std::string body = R"(
+    %a = arith.constant dense<2048.0> : tensor<8xf16>
+    %b = arith.sitofp %range : tensor<8xi32> to tensor<8xf16>
+    %s = arith.addf %a, %b : tensor<8xf16>
+    %r = arith.extf %s : tensor<8xf16> to tensor<8xf32>)";
+  std::vector<float> out = runStore<float>(storeKernel("f32", "", body), DType::F32);
+  // 2048+i for i=0..7 in f16 (ties to even): 2048,2048,2050,2052,2052,2052,2054,2056.
+  float expect[8] = {2048, 2048, 2050, 2052, 2052, 2052, 2054, 2056};
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == expect[i]);
+}
+
+TEST_CASE("maximumf propagates NaN, maxnumf does not") {
+  std::string body = R"(
+    %x = arith.constant dense<[1.0, 0x7FC00000, 2.0, -0.0, 5.0, 0x7FC00000, -3.0, 0.0]> : tensor<8xf32>
+    %y = arith.constant dense<[2.0, 1.0, 0x7FC00000, 0.0, 4.0, 0x7FC00000, -4.0, -0.0]> : tensor<8xf32>
+    %m = arith.maximumf %x, %y : tensor<8xf32>
+    %n = arith.maxnumf %x, %y : tensor<8xf32>
+    %j = tt.join %m, %n : tensor<8xf32> -> tensor<8x2xf32>
+    %a, %b = tt.split %j : tensor<8x2xf32> -> tensor<8xf32>
+    %zero = arith.constant dense<0.0> : tensor<8xf32>
+    %isnan = arith.cmpf uno, %a, %a : tensor<8xf32>
+    %tagged = arith.select %isnan, %b, %a : tensor<8xi1>, tensor<8xf32>
+    %r = arith.addf %tagged, %zero : tensor<8xf32>)";
+  std::vector<float> out = runStore<float>(storeKernel("f32", "", body), DType::F32);
+  // maximumf gives NaN in lanes 1, 2, 5; there we see maxnumf instead: 1, 2, NaN.
+  CHECK(out[0] == 2.0f);
+  CHECK(out[1] == 1.0f);
+  CHECK(out[2] == 2.0f);
+  CHECK(out[3] == 0.0f);
+  CHECK(out[4] == 5.0f);
+  CHECK(std::isnan(out[5]));
+  CHECK(out[6] == -3.0f);
+  CHECK(out[7] == 0.0f);
+}
+
+TEST_CASE("scf.for carries values and scf.if picks a branch per program") {
+  std::string body = R"(
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c5 = arith.constant 5 : i32
+    %init = arith.constant dense<0> : tensor<8xi32>
+    %sum = scf.for %iv = %c0 to %c5 step %c1 iter_args(%acc = %init) -> (tensor<8xi32>) : i32 {
+      %s = tt.splat %iv : i32 -> tensor<8xi32>
+      %t = arith.muli %s, %range : tensor<8xi32>
+      %n = arith.addi %acc, %t : tensor<8xi32>
+      scf.yield %n : tensor<8xi32>
+    }
+    %pid = tt.get_program_id x : i32
+    %isZero = arith.cmpi eq, %pid, %c0 : i32
+    %r = scf.if %isZero -> (tensor<8xi32>) {
+      scf.yield %sum : tensor<8xi32>
+    } else {
+      scf.yield %range : tensor<8xi32>
+    })";
+  std::vector<int32_t> out = runStore<int32_t>(storeKernel("i32", "", body), DType::I32);
+  // sum over iv=0..4 of iv*i = 10*i (program 0 only ran).
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == 10 * i);
+}
+
+TEST_CASE("a two-operand tt.reduce computes argmax with the first index on ties") {
+  std::string body = R"(
+    %v = arith.constant dense<[3.0, 9.0, 1.0, 9.0, -2.0, 9.0, 0.0, 4.0]> : tensor<8xf32>
+    %m:2 = "tt.reduce"(%v, %range) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %ai: i32, %b: f32, %bi: i32):
+      %gt = arith.cmpf ogt, %a, %b : f32
+      %eq = arith.cmpf oeq, %a, %b : f32
+      %lt = arith.cmpi slt, %ai, %bi : i32
+      %tie = arith.andi %eq, %lt : i1
+      %keep = arith.ori %gt, %tie : i1
+      %rv = arith.select %keep, %a, %b : f32
+      %ri = arith.select %keep, %ai, %bi : i32
+      tt.reduce.return %rv, %ri : f32, i32
+    }) : (tensor<8xf32>, tensor<8xi32>) -> (f32, i32)
+    %r = tt.splat %m#1 : i32 -> tensor<8xi32>)";
+  std::vector<int32_t> out = runStore<int32_t>(storeKernel("i32", "", body), DType::I32);
+  for (int v : out)
+    CHECK(v == 1);
+}
+
+TEST_CASE("a reverse tt.scan accumulates from the end") {
+  std::string body = R"(
+    %r = "tt.scan"(%range) <{axis = 0 : i32, reverse = true}> ({
+    ^bb0(%a: i32, %b: i32):
+      %s = arith.addi %a, %b : i32
+      tt.scan.return %s : i32
+    }) : (tensor<8xi32>) -> tensor<8xi32>)";
+  std::vector<int32_t> out = runStore<int32_t>(storeKernel("i32", "", body), DType::I32);
+  // Suffix sums of 0..7: sum_{j>=i} j = 28 - i(i-1)/2.
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == 28 - i * (i - 1) / 2);
+}
+
+TEST_CASE("a store one element past the argument faults even when the next buffer follows") {
+  // Two arguments carved out of one allocation, back to back: a store to
+  // a[n] lands in b's memory, but its pointer came from a.
+  std::string ttir = R"(
+module {
+  tt.func public @k(%a: !tt.ptr<f32>, %b: !tt.ptr<f32>) {
+    %range = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %one = arith.constant dense<1> : tensor<8xi32>
+    %idx = arith.addi %range, %one : tensor<8xi32>
+    %base = tt.splat %a : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+    %ptrs = tt.addptr %base, %idx : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    %v = arith.constant dense<5.0> : tensor<8xf32>
+    tt.store %ptrs, %v : tensor<8x!tt.ptr<f32>> loc(#at)
+    tt.return
+  }
+}
+#at = loc("kernel.py":17:4)
+)";
+  LoadedKernel k = loadKernel(ttir);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> memory(16, 2.0f);
+  View a{reinterpret_cast<uint64_t>(memory.data()), DType::F32, {8}, {1}};
+  View b{reinterpret_cast<uint64_t>(memory.data() + 8), DType::F32, {8}, {1}};
+  LaunchResult r = launch(*k.kernel, {pointer("a", a), pointer("b", b)}, {ptrArg(0), ptrArg(1)},
+                          {1, 1, 1});
+  REQUIRE(r.fault);
+  CHECK(r.fault->kind == "out_of_bounds");
+  CHECK(r.fault->location == "kernel.py:17:4");
+  CHECK(r.fault->element == 7);
+  CHECK(r.fault->message.find("element 8 of argument 'a'") != std::string::npos);
+  CHECK(r.fault->message.find("4 bytes past its end") != std::string::npos);
+  // The faulting launch wrote nothing back: lanes 0..6 were in bounds but the op stopped.
+  for (float v : memory)
+    CHECK(v == 2.0f);
+}
+
+TEST_CASE("threads give the same result and report the first fault in program order") {
+  LoadedKernel k = loadKernel(source("examples/vector_add/vector_add.ttir"), true);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  const int n = 1024 * 40;
+  std::vector<float> x(n), y(n), out(n, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    x[i] = float(i % 97);
+    y[i] = float(i % 13);
+  }
+  LaunchResult r = launch(*k.kernel,
+                          {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
+                           pointer("out", viewOf(out, DType::F32))},
+                          {ptrArg(0), ptrArg(1), ptrArg(2), intArg(n)}, {40, 1, 1}, 2);
+  REQUIRE_FALSE(r.fault);
+  for (int i = 0; i < n; ++i)
+    REQUIRE(out[i] == float(i % 97 + i % 13));
+  // With n larger than the buffers, programs 10.. fault; the first is program 10.
+  std::vector<float> small(10 * 1024, 0.0f);
+  r = launch(*k.kernel,
+             {pointer("x", viewOf(small, DType::F32)), pointer("y", viewOf(small, DType::F32)),
+              pointer("out", viewOf(small, DType::F32))},
+             {ptrArg(0), ptrArg(1), ptrArg(2), intArg(n)}, {40, 1, 1}, 2);
+  REQUIRE(r.fault);
+  CHECK(r.fault->program[0] == 10);
+  CHECK(r.fault->element == 0);
+}

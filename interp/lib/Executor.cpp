@@ -62,7 +62,10 @@ const Terminator *runBody(Frame &f, const Body &body) {
                          f.maxSteps));
       return nullptr;
     }
+    HazardTracker *hazards = f.memory->hazardTracker();
     for (const Instr &in : b->instrs) {
+      if (hazards)
+        hazards->setSite(in.site);
       in.fn(f, in);
       if (f.stopped)
         return nullptr;
@@ -96,6 +99,10 @@ Kernel::Kernel(std::unique_ptr<Program> program) : program_(std::move(program)) 
 Kernel::~Kernel() = default;
 const std::string &Kernel::name() const { return program_->name; }
 const std::vector<Parameter> &Kernel::parameters() const { return program_->parameters; }
+const std::string &Kernel::siteOp(uint32_t site) const { return program_->sites.at(site).op; }
+const std::string &Kernel::siteLocation(uint32_t site) const {
+  return program_->sites.at(site).location;
+}
 
 namespace {
 /// A thread's frame, with its arena initialised for this launch.
@@ -147,6 +154,8 @@ struct FrameStorage {
              int32_t(linear / (int64_t(f.numPrograms[0]) * f.numPrograms[1]))};
     f.steps = 0;
     f.stopped = false;
+    if (HazardTracker *h = f.memory->hazardTracker())
+      h->beginProgram(linear);
     f.fault.reset();
     runBody(f, f.program->functions[0]->body);
   }
@@ -167,11 +176,31 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
   PrintSink printer;
   printer.out = options.printStream ? options.printStream : &std::cout;
   unsigned threads = std::max(1u, options.threads);
-  if (threads == 1 || total <= 1) {
+  // Hazard tracking and a chosen program order both need one program at a time.
+  if (threads == 1 || total <= 1 || memory.hazardTracker() ||
+      options.order != LaunchOptions::Order::Forward) {
     memory.setConcurrent(false);
     FrameStorage storage(p, memory, arguments, options, &printer);
-    for (int64_t linear = 0; linear < total; ++linear) {
-      storage.runProgram(linear);
+    std::vector<int64_t> order;
+    if (options.order != LaunchOptions::Order::Forward) {
+      order.resize(size_t(total));
+      for (int64_t i = 0; i < total; ++i)
+        order[size_t(i)] = options.order == LaunchOptions::Order::Reverse ? total - 1 - i : i;
+      if (options.order == LaunchOptions::Order::Shuffled) {
+        // Fisher-Yates with splitmix64: the same seed gives the same order everywhere.
+        uint64_t state = options.shuffleSeed;
+        auto next = [&state] {
+          uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+          z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+          z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+          return z ^ (z >> 31);
+        };
+        for (int64_t i = total - 1; i > 0; --i)
+          std::swap(order[size_t(i)], order[size_t(next() % uint64_t(i + 1))]);
+      }
+    }
+    for (int64_t k = 0; k < total; ++k) {
+      storage.runProgram(order.empty() ? k : order[size_t(k)]);
       if (storage.frame.fault)
         return storage.frame.fault;
     }

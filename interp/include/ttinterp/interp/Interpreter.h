@@ -52,6 +52,10 @@ struct LaunchOptions {
   uint64_t maxSteps = 0;
   /// Where tt.print writes (stdout when null).
   std::ostream *printStream = nullptr;
+  /// The order programs run in when threads == 1. Results that change with
+  /// the order reveal cross-program races (`ttinterp check`).
+  enum class Order { Forward, Reverse, Shuffled } order = Order::Forward;
+  uint64_t shuffleSeed = 0;
 };
 
 /// Why a launch stopped: the first faulting program in program order.
@@ -81,6 +85,10 @@ public:
   /// stores went to `memory`'s shadows either way (the caller decides what goes back).
   std::optional<Fault> run(const std::vector<ArgumentValue> &arguments, LaunchMemory &memory,
                            const LaunchOptions &options) const;
+
+  /// The op and source location of an op site (as in Fault and Hazard).
+  const std::string &siteOp(uint32_t site) const;
+  const std::string &siteLocation(uint32_t site) const;
 
 private:
   explicit Kernel(std::unique_ptr<Program> program);

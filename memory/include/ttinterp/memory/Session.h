@@ -14,6 +14,7 @@
 #pragma once
 
 #include "ttinterp/memory/CallerMemory.h"
+#include "ttinterp/memory/Hazards.h"
 #include "ttinterp/memory/View.h"
 
 #include <atomic>
@@ -133,8 +134,24 @@ public:
     }
     return translateUntagged(a, size, nullptr);
   }
-  /// As translate, and records the bytes as written.
+  /// As translate, for a load: the hazard tracker (if any) sees a read.
+  uint8_t *translateForRead(uint64_t p, uint32_t size) const {
+    uint8_t *host = translate(p, size);
+    if (host && hazards_)
+      hazards_->record(tagged::address(p), size, AccessKind::Read);
+    return host;
+  }
+  /// As translate, and records the bytes as written (dirty, and a write for the
+  /// hazard tracker).
   uint8_t *translateForWrite(uint64_t p, uint32_t size) const {
+    return translateForUpdate(p, size, AccessKind::Write);
+  }
+  /// As translateForWrite, for an atomic read-modify-write: atomics do not
+  /// conflict with each other, only with plain accesses.
+  uint8_t *translateForAtomic(uint64_t p, uint32_t size) const {
+    return translateForUpdate(p, size, AccessKind::Atomic);
+  }
+  uint8_t *translateForUpdate(uint64_t p, uint32_t size, AccessKind kind) const {
     uint32_t t = tagged::tag(p);
     uint64_t a = tagged::address(p);
     uint32_t regionIndex;
@@ -151,6 +168,8 @@ public:
         return nullptr;
     }
     Region &r = *regions_[regionIndex].region;
+    if (hazards_)
+      hazards_->record(a, size, kind);
     if (concurrent_)
       r.dirty.setConcurrent(a - r.range.lo, size);
     else
@@ -164,6 +183,9 @@ public:
 
   /// Marks that several threads will store concurrently (dirty bits use atomics).
   void setConcurrent(bool c) { concurrent_ = c; }
+  /// Routes every access to `tracker` (programs must then run one at a time).
+  void setHazardTracker(HazardTracker *tracker) { hazards_ = tracker; }
+  HazardTracker *hazardTracker() const { return hazards_; }
   /// The pointer value a kernel receives for argument i (tagged with i + 1).
   uint64_t argumentPointer(size_t i) const { return pointers_[i]; }
   const std::vector<RegionInfo> &regions() const { return regions_; }
@@ -178,6 +200,7 @@ private:
   std::vector<uint64_t> pointers_;
   std::vector<RegionInfo> regions_; ///< Sorted by (memory, range.lo).
   bool concurrent_ = false;
+  HazardTracker *hazards_ = nullptr;
 };
 
 /// Owns the shadows of the regions touched so far, across launches.

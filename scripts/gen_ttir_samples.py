@@ -45,7 +45,11 @@ def main():
     os.makedirs(out, exist_ok=True)
     target = GPUTarget("cuda", 90, 32)
     failed = []
+    unsupported = kernels.UNSUPPORTED.get(".".join(version.split(".")[:2]), ())
     for name in args.kernels or kernels.SPECS:
+        if name in unsupported:
+            print(f"[{version}] {name}: skipped (not supported by this version)")
+            continue
         try:
             text, source = compile_one(name, kernels.SPECS[name], target)
         except Exception as e:  # noqa: BLE001 - report and go on with the next kernel

@@ -14,9 +14,11 @@ namespace ttinterp {
 
 void ByteBitmap::resize(size_t bytes) {
   size_t words = (bytes + 63) / 64;
-  words_.reset(new std::atomic<uint64_t>[words]);
-  for (size_t i = 0; i < words; ++i)
-    words_[i].store(0, std::memory_order_relaxed);
+  block_ = acquireHostBlock(std::max<size_t>(words, 1) * sizeof(uint64_t));
+  words_ = reinterpret_cast<std::atomic<uint64_t> *>(block_.get());
+  // Atomics of uint64_t are plain words on every platform we build for.
+  static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t));
+  std::memset(static_cast<void *>(words_), 0, words * sizeof(uint64_t));
   bytes_ = bytes;
 }
 
@@ -72,7 +74,7 @@ void Region::allocate(ByteRange r) {
   size_t size = r.hi - r.lo;
   // Up to 63 bytes to reach a 64-byte boundary plus up to 63 to match the
   // caller's alignment.
-  storage_.reset(new uint8_t[size + 128]);
+  storage_ = acquireHostBlock(size + 128);
   uintptr_t base = reinterpret_cast<uintptr_t>(storage_.get());
   uintptr_t aligned = (base + 63) & ~uintptr_t(63);
   shadow_ = reinterpret_cast<uint8_t *>(aligned + (r.lo & 63));

@@ -15,6 +15,7 @@
 
 #include "ttinterp/memory/CallerMemory.h"
 #include "ttinterp/memory/Hazards.h"
+#include "ttinterp/memory/HostBlocks.h"
 #include "ttinterp/memory/View.h"
 
 #include <atomic>
@@ -79,7 +80,8 @@ public:
   void orFrom(const ByteBitmap &other, size_t offset);
 
 private:
-  std::unique_ptr<std::atomic<uint64_t>[]> words_;
+  HostBlock block_;
+  std::atomic<uint64_t> *words_ = nullptr;
   size_t bytes_ = 0;
 };
 
@@ -96,7 +98,7 @@ struct Region {
   void allocate(ByteRange r);
 
 private:
-  std::unique_ptr<uint8_t[]> storage_;
+  HostBlock storage_;
   uint8_t *shadow_ = nullptr;
 };
 

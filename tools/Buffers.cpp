@@ -1,0 +1,119 @@
+//===- Buffers.cpp - Allocating and initialising a spec's buffers ----------===//
+#include "Buffers.h"
+
+#include "Elements.h"
+#include "Npy.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <new>
+
+namespace ttinterp::driver {
+
+uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void fillBuffer(const BufferSpec &b, uint8_t *data) {
+  size_t size = byteSize(b.dtype);
+  switch (b.init) {
+  case InitKind::Zeros:
+  case InitKind::Npy:
+    std::memset(data, 0, b.byteSize);
+    return;
+  case InitKind::Arange:
+    for (int64_t i = 0; i < b.numElements; ++i) {
+      if (b.dtype == DType::I1)
+        data[i] = i != 0; // as numpy's astype(bool)
+      else if (isInteger(b.dtype))
+        storeInteger(b.dtype, data + i * size, i);
+      else
+        storeFloat(b.dtype, data + i * size, double(i));
+    }
+    return;
+  case InitKind::Fill:
+    for (int64_t i = 0; i < b.numElements; ++i) {
+      if (isInteger(b.dtype))
+        storeInteger(b.dtype, data + i * size, b.fill.integer);
+      else
+        storeFloat(b.dtype, data + i * size, b.fill.real);
+    }
+    return;
+  case InitKind::Uniform: {
+    uint64_t state = b.seed;
+    double span = b.high - b.low;
+    for (int64_t i = 0; i < b.numElements; ++i) {
+      // The top 53 bits give every double in [0, 1) that is a multiple of 2^-53.
+      double u = double(splitmix64(state) >> 11) * 0x1.0p-53;
+      if (isInteger(b.dtype)) {
+        double k = std::floor(u * span);
+        // u * span can round up to span when the span needs more than 53 bits.
+        int64_t v = std::min(int64_t(b.low) + int64_t(k), int64_t(b.high) - 1);
+        storeInteger(b.dtype, data + i * size, v);
+      } else {
+        storeFloat(b.dtype, data + i * size, b.low + u * span);
+      }
+    }
+    return;
+  }
+  }
+}
+
+bool loadNpyInit(const Spec &spec, const BufferSpec &b, uint8_t *data, std::string &error) {
+  NpyArray array;
+  std::string why;
+  std::string path = fmt::format("{}: {}.init.npy", spec.file, b.path);
+  if (!readNpy(b.npyPath, b.dtype, array, why)) {
+    error = fmt::format("{}: {}", path, why);
+    return false;
+  }
+  if (array.shape != b.shape) {
+    error = fmt::format("{}: '{}' has shape [{}] but the buffer has shape [{}]", path, b.npyPath,
+                        fmt::join(array.shape, ", "), fmt::join(b.shape, ", "));
+    return false;
+  }
+  if (array.bytes.size() != b.byteSize) {
+    error = fmt::format("{}: '{}' holds {} bytes, expected {}", path, b.npyPath, array.bytes.size(),
+                        b.byteSize);
+    return false;
+  }
+  if (b.byteSize)
+    std::memcpy(data, array.bytes.data(), b.byteSize);
+  return true;
+}
+
+bool HostBuffers::create(const Spec &spec, std::string &error) {
+  size_t n = spec.buffers.size();
+  storage_.clear();
+  storage_.resize(n);
+  data_.assign(n, nullptr);
+  sizes_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const BufferSpec &b = spec.buffers[i];
+    sizes_[i] = b.byteSize;
+    if (b.aliasOf)
+      continue;
+    // 64 extra bytes to align the start; never zero, so every root has its own address.
+    storage_[i].reset(new (std::nothrow) uint8_t[b.byteSize + 64]);
+    if (!storage_[i]) {
+      error = fmt::format("{}: {}: cannot allocate {} bytes", spec.file, b.path, b.byteSize);
+      return false;
+    }
+    uintptr_t base = reinterpret_cast<uintptr_t>(storage_[i].get());
+    data_[i] = reinterpret_cast<uint8_t *>((base + 63) & ~uintptr_t(63));
+    fillBuffer(b, data_[i]);
+    if (b.init == InitKind::Npy && !loadNpyInit(spec, b, data_[i], error))
+      return false;
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (spec.buffers[i].aliasOf)
+      data_[i] = data_[spec.buffers[i].root] + spec.buffers[i].rootOffset;
+  return true;
+}
+
+} // namespace ttinterp::driver

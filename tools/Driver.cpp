@@ -1,0 +1,462 @@
+//===- Driver.cpp - Running a spec against one memory session --------------===//
+#include "Driver.h"
+
+#include "Buffers.h"
+#include "Elements.h"
+#include "Kernels.h"
+#include "Npy.h"
+#include "Report.h"
+#include "Spec.h"
+
+#include "ttinterp/memory/Overlap.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/SHA256.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <set>
+
+namespace ttinterp::driver {
+
+void printError(std::ostream &err, std::string_view message,
+                const std::vector<std::string> &notes) {
+  bool first = true;
+  size_t start = 0;
+  while (start <= message.size()) {
+    size_t end = message.find('\n', start);
+    if (end == std::string_view::npos)
+      end = message.size();
+    std::string_view line = message.substr(start, end - start);
+    start = end + 1;
+    if (line.empty())
+      continue;
+    // "FILE:L:C: error: M" -> "FILE:L:C: M" under our own prefix.
+    std::string text(line);
+    for (std::string_view tag : {": error: ", ": note: "}) {
+      size_t at = text.find(tag);
+      if (at != std::string::npos) {
+        text = text.substr(0, at) + ": " + text.substr(at + tag.size());
+        break;
+      }
+    }
+    err << (first ? "ttinterp: error: " : "note: ") << text << "\n";
+    first = false;
+  }
+  if (first)
+    err << "ttinterp: error: unknown error\n";
+  for (const std::string &note : notes)
+    err << "note: " << note << "\n";
+  err.flush();
+}
+
+namespace {
+
+std::string shortHash(const std::string &hash) { return hash.substr(0, 12); }
+
+std::string hex(const std::array<uint8_t, 32> &digest) {
+  std::string s;
+  for (uint8_t b : digest)
+    s += fmt::format("{:02x}", b);
+  return s;
+}
+
+std::string bytes(uint64_t n) { return fmt::format("{} B", n); }
+
+/// One spec run; members hold what the error paths need to finish the report.
+class Run {
+public:
+  Run(const RunOptions &options, std::ostream &out, std::ostream &err)
+      : options_(options), out_(out), err_(err) {}
+
+  int execute(const std::string &specPath);
+
+private:
+  int badInput(const std::string &kind, const std::string &message,
+               std::optional<size_t> launch = std::nullopt,
+               const std::vector<std::string> &notes = {});
+  int syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session &session);
+  int launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k, Session &session);
+  int fault(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
+            const interp::Fault &f, Session &session);
+  /// --out, buffer summary and --report: what every ending after buffers exist shares.
+  int finish(int code);
+  void printBuffers();
+
+  const RunOptions &options_;
+  std::ostream &out_;
+  std::ostream &err_;
+  Spec spec_;
+  bool buffersReady_ = false;
+  HostBuffers buffers_;
+  KernelLibrary kernels_;
+  RunReport report_;
+  std::set<std::string> plans_;
+  /// The report entry of the latest launch (write-backs after it are counted there).
+  std::optional<size_t> lastLaunch_;
+};
+
+int Run::badInput(const std::string &kind, const std::string &message, std::optional<size_t> launch,
+                  const std::vector<std::string> &notes) {
+  printError(err_, message, notes);
+  ErrorReport e;
+  e.kind = kind;
+  // The report holds one line: drop the front end's "error:" tag as printError does.
+  std::string first = message.substr(0, message.find('\n'));
+  size_t tag = first.find(": error: ");
+  e.message =
+      tag == std::string::npos ? first : first.substr(0, tag) + ": " + first.substr(tag + 9);
+  e.launch = launch;
+  report_.error = e;
+  if (!options_.reportPath.empty()) {
+    std::string error;
+    if (!writeReport(options_.reportPath, report_, error))
+      printError(err_, error);
+  }
+  return kExitBadInput;
+}
+
+int Run::execute(const std::string &specPath) {
+  std::string error;
+  std::optional<Spec> parsed = loadSpec(specPath, error);
+  if (!parsed)
+    return badInput("spec", error);
+  spec_ = std::move(*parsed);
+
+  if (!options_.outDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.outDir, ec);
+    if (ec || !std::filesystem::is_directory(options_.outDir))
+      return badInput("io", fmt::format("cannot create output folder '{}': {}", options_.outDir,
+                                        ec ? ec.message() : "not a folder"));
+  }
+  if (!buffers_.create(spec_, error))
+    return badInput("spec", error);
+  buffersReady_ = true;
+
+  // Every kernel is loaded, lowered and type-checked before the first launch runs.
+  std::vector<std::optional<KernelLibrary::Entry>> kernels(spec_.launches.size());
+  for (size_t i = 0; i < spec_.launches.size(); ++i) {
+    const LaunchSpec &l = spec_.launches[i];
+    if (l.kind != StepKind::Launch)
+      continue;
+    KernelFailure failure;
+    kernels[i] = kernels_.get(l.kernelPath, l.function, failure, error);
+    if (!kernels[i]) {
+      std::string where = fmt::format("in {} of {} (kernel '{}')", l.path, spec_.file, l.kernel);
+      switch (failure) {
+      case KernelFailure::Load:
+        return badInput("ttir", error, i, {where});
+      case KernelFailure::Function:
+        return badInput("spec",
+                        fmt::format("{}: {}: {}: {}", spec_.file,
+                                    l.function.empty() ? l.path : l.path + ".function", l.kernel,
+                                    error),
+                        i);
+      case KernelFailure::Unsupported:
+        return badInput("unsupported", error, i, {where});
+      }
+    }
+    if (!bindArguments(spec_, l, kernels[i]->function, kernels[i]->kernel->parameters(), error))
+      return badInput("spec", error, i);
+  }
+
+  Session session(Session::Options{options_.bounds});
+  for (size_t i = 0; i < spec_.launches.size(); ++i) {
+    const LaunchSpec &l = spec_.launches[i];
+    int code =
+        l.kind == StepKind::Launch ? launch(i, l, *kernels[i], session) : syncPoint(i, &l, session);
+    if (code != kExitOk)
+      return code;
+  }
+  // The end of the spec is an implicit step: everything pending goes back.
+  int code = syncPoint(std::nullopt, nullptr, session);
+  if (code != kExitOk)
+    return code;
+  return finish(kExitOk);
+}
+
+int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session &session) {
+  SyncReport s;
+  s.index = index;
+  uint64_t before = session.stats().bytesOut;
+  std::string error;
+  bool ok;
+  if (entry && entry->kind == StepKind::Sync) {
+    s.kind = "sync";
+    std::vector<ByteRange> ranges;
+    for (size_t b : entry->sync) {
+      ranges.push_back(buffers_.range(b));
+      s.buffers.push_back(spec_.buffers[b].name);
+    }
+    ok = session.sync(HostMemory::instance(), ranges, error);
+  } else {
+    s.kind = entry ? "step" : "final_step";
+    ok = session.step(error);
+  }
+  s.bytesOut = session.stats().bytesOut - before;
+  report_.syncs.push_back(s);
+  if (lastLaunch_)
+    report_.launches[*lastLaunch_].bytesOut += s.bytesOut;
+  if (!ok)
+    return badInput("memory",
+                    fmt::format("{}: {}: write-back failed: {}", spec_.file,
+                                entry ? entry->path : "end of spec", error),
+                    index);
+  if (entry && entry->kind == StepKind::Sync)
+    fmt::print(out_, "{}: sync {}: wrote back {}\n", entry->path, fmt::join(s.buffers, ", "),
+               bytes(s.bytesOut));
+  else if (entry)
+    fmt::print(out_, "{}: step: wrote back {}\n", entry->path, bytes(s.bytesOut));
+  else
+    fmt::print(out_, "end: wrote back {}\n", bytes(s.bytesOut));
+  return kExitOk;
+}
+
+int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
+                Session &session) {
+  const std::vector<interp::Parameter> &params = k.kernel->parameters();
+  std::vector<PointerArgument> pointers;
+  std::vector<size_t> pointerParam; // parameter index of each pointer argument
+  std::vector<interp::ArgumentValue> values(params.size());
+  for (size_t p = 0; p < params.size(); ++p) {
+    const ArgSpec &a = l.args[p];
+    if (params[p].isPointer) {
+      const BufferSpec &b = spec_.buffers[a.buffer];
+      PointerArgument arg;
+      arg.name = params[p].name;
+      arg.buffer = b.name;
+      arg.view.address =
+          buffers_.address(a.buffer) + uint64_t(a.offset) * uint64_t(byteSize(b.dtype));
+      arg.view.dtype = b.dtype;
+      arg.view.shape = a.shape;
+      arg.view.strides = a.strides;
+      values[p].pointerIndex = uint32_t(pointers.size());
+      pointers.push_back(std::move(arg));
+      pointerParam.push_back(p);
+    } else {
+      values[p].integer = a.scalar.integer;
+      values[p].real = a.scalar.real;
+    }
+  }
+
+  uint64_t inBefore = session.stats().bytesIn;
+  LaunchMemory memory;
+  std::string error;
+  if (!session.prepare(pointers, memory, error))
+    return badInput("memory", fmt::format("{}: {}: {}", spec_.file, l.path, error), index);
+
+  LaunchReport rep;
+  rep.index = index;
+  rep.function = k.function;
+  rep.kernel = l.kernel;
+  rep.kernelHash = k.hash;
+  rep.kernelCached = k.cached;
+  rep.grid = l.grid;
+  rep.bytesIn = session.stats().bytesIn - inBefore;
+
+  // Regions numbered in the order the pointer arguments first reach them.
+  const auto &regions = memory.regions();
+  std::vector<size_t> regionOf(pointers.size(), 0);
+  for (size_t r = 0; r < regions.size(); ++r)
+    for (uint32_t a : regions[r].arguments)
+      regionOf[a] = r;
+  std::vector<int> number(regions.size(), -1);
+  std::vector<size_t> order;
+  for (size_t a = 0; a < pointers.size(); ++a)
+    if (number[regionOf[a]] < 0) {
+      number[regionOf[a]] = int(order.size());
+      order.push_back(regionOf[a]);
+    }
+  for (size_t r : order) {
+    RegionReport rr;
+    const Region &region = *regions[r].region;
+    auto addBuffer = [&](const std::string &name) {
+      if (std::find(rr.buffers.begin(), rr.buffers.end(), name) == rr.buffers.end())
+        rr.buffers.push_back(name);
+    };
+    for (size_t a = 0; a < pointers.size(); ++a)
+      if (regionOf[a] == r) {
+        addBuffer(pointers[a].buffer);
+        rr.arguments.push_back(pointers[a].name);
+      }
+    for (const std::string &name : region.buffers)
+      addBuffer(name);
+    rr.bytes = region.range.size();
+    rep.regions.push_back(std::move(rr));
+  }
+
+  // Plan key: what decides how this launch maps memory, and nothing else (see docs/cli.md).
+  std::string canonical = fmt::format("kernel {}\nbounds {}\n", k.hash,
+                                      options_.bounds == BoundsMode::Region ? "region" : "arg");
+  for (size_t a = 0; a < pointers.size(); ++a) {
+    const Region &region = *regions[regionOf[a]].region;
+    canonical += fmt::format("arg {} region {} offset {}\n", pointerParam[a], number[regionOf[a]],
+                             int64_t(pointers[a].view.address - region.range.lo));
+  }
+  for (size_t a = 0; a < pointers.size(); ++a)
+    for (size_t b = a + 1; b < pointers.size(); ++b) {
+      OverlapClass c = classify(pointers[a].view, pointers[b].view);
+      canonical += fmt::format("pair {} {} {}\n", pointerParam[a], pointerParam[b], name(c));
+      rep.pairs.push_back({pointers[a].name, pointers[b].name, std::string(name(c))});
+    }
+  std::set<size_t> donors;
+  for (size_t a = 0; a < pointers.size(); ++a)
+    for (size_t d : l.donate)
+      if (spec_.buffers[d].name == pointers[a].buffer)
+        donors.insert(pointerParam[a]);
+  canonical += fmt::format("donors {}\n", fmt::join(donors, " "));
+  llvm::SHA256 sha;
+  sha.update(llvm::StringRef(canonical));
+  rep.planKey = hex(sha.final());
+  rep.planCached = !plans_.insert(rep.planKey).second;
+
+  // The summary is printed before running, so tt.print output follows its launch.
+  fmt::print(out_, "{}: {} ({}) grid {}x{}x{}\n", l.path, k.function, l.kernel, l.grid[0],
+             l.grid[1], l.grid[2]);
+  fmt::print(out_, "  kernel {} ({})  plan {} ({})\n", shortHash(k.hash),
+             k.cached ? "cached" : "lowered", shortHash(rep.planKey),
+             rep.planCached ? "seen" : "new");
+  for (size_t n = 0; n < rep.regions.size(); ++n) {
+    std::vector<std::string> args;
+    for (size_t a = 0; a < pointers.size(); ++a) {
+      if (number[regionOf[a]] != int(n))
+        continue;
+      const ArgSpec &spec = l.args[pointerParam[a]];
+      std::string target = pointers[a].buffer;
+      if (spec.kind == ArgKind::View)
+        target += fmt::format("{{offset {}, shape [{}], strides [{}]}}", spec.offset,
+                              fmt::join(spec.shape, ", "), fmt::join(spec.strides, ", "));
+      args.push_back(fmt::format("{}={}", pointers[a].name, target));
+    }
+    fmt::print(out_, "  region {}: {:>8}  {}\n", n, bytes(rep.regions[n].bytes),
+               fmt::join(args, ", "));
+  }
+  for (const PairReport &p : rep.pairs)
+    if (p.overlap != "disjoint")
+      fmt::print(out_, "  {} ~ {}: {}\n", p.a, p.b, p.overlap);
+  if (!l.donate.empty()) {
+    std::vector<std::string> names;
+    for (size_t d : l.donate)
+      names.push_back(spec_.buffers[d].name);
+    fmt::print(out_, "  donate {} (recorded only)\n", fmt::join(names, ", "));
+  }
+  fmt::print(out_, "  copied in {}\n", bytes(rep.bytesIn));
+  out_.flush();
+
+  report_.launches.push_back(std::move(rep));
+  lastLaunch_ = report_.launches.size() - 1;
+
+  interp::LaunchOptions run;
+  run.grid = l.grid;
+  run.threads = options_.threads;
+  run.maxSteps = options_.maxSteps;
+  run.printStream = &out_;
+  std::optional<interp::Fault> f = k.kernel->run(values, memory, run);
+  if (f)
+    return fault(index, l, k, *f, session);
+  return kExitOk;
+}
+
+int Run::fault(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
+               const interp::Fault &f, Session &session) {
+  ErrorReport e;
+  e.kind = f.kind;
+  e.message = f.message;
+  e.launch = index;
+  e.program = f.program;
+  e.location = f.location;
+  e.op = f.op;
+  e.element = f.element;
+  // What the fault keeps from reaching caller memory, counted before it is dropped.
+  std::vector<std::string> dropped;
+  for (size_t b = 0; b < spec_.buffers.size(); ++b) {
+    uint64_t n = session.pendingBytes(HostMemory::instance(), buffers_.range(b));
+    e.pendingBytes.push_back({spec_.buffers[b].name, n});
+    if (n)
+      dropped.push_back(fmt::format("{} ({})", spec_.buffers[b].name, bytes(n)));
+  }
+  session.abandon();
+  report_.error = e;
+
+  std::vector<std::string> notes;
+  std::string at = f.op.empty() ? "" : fmt::format(" at {}", f.op);
+  if (f.element)
+    at += fmt::format(", element {}", *f.element);
+  notes.push_back(fmt::format("{} of {} (kernel '{}'){}", l.path, spec_.file, l.kernel, at));
+  notes.push_back(dropped.empty() ? std::string("no pending bytes were dropped")
+                                  : fmt::format("pending bytes not written back: {}",
+                                                fmt::join(dropped, ", ")));
+  printError(err_,
+             fmt::format("{} in {} at {}, program ({}, {}, {}): {}", f.kind, k.function,
+                         f.location.empty() ? "unknown location" : f.location, f.program[0],
+                         f.program[1], f.program[2], f.message),
+             notes);
+  return finish(kExitFault);
+}
+
+void Run::printBuffers() {
+  if (spec_.buffers.empty())
+    return;
+  size_t width = 0;
+  for (const BufferSpec &b : spec_.buffers)
+    width = std::max(width, b.name.size());
+  fmt::print(out_, "buffers:\n");
+  constexpr int64_t kShown = 8;
+  for (size_t i = 0; i < spec_.buffers.size(); ++i) {
+    const BufferSpec &b = spec_.buffers[i];
+    std::vector<std::string> values;
+    for (int64_t e = 0; e < std::min(b.numElements, kShown); ++e)
+      values.push_back(formatElement(b.dtype, buffers_.data(i) + e * byteSize(b.dtype)));
+    std::string type = fmt::format("{}[{}]", name(b.dtype), fmt::join(b.shape, "x"));
+    fmt::print(out_, "  {:<{}}  {:<14} {}{}\n", b.name, width, type, fmt::join(values, " "),
+               b.numElements > kShown ? " ..." : "");
+  }
+  out_.flush();
+}
+
+int Run::finish(int code) {
+  if (buffersReady_ && !options_.outDir.empty()) {
+    for (size_t i = 0; i < spec_.buffers.size(); ++i) {
+      const BufferSpec &b = spec_.buffers[i];
+      std::string path = (std::filesystem::path(options_.outDir) / (b.name + ".npy")).string();
+      std::string error;
+      if (!writeNpy(path, b.dtype, b.shape, buffers_.data(i), error)) {
+        printError(err_, error);
+        code = kExitBadInput;
+        break;
+      }
+    }
+  }
+  if (buffersReady_)
+    printBuffers();
+  report_.bytesIn = 0;
+  report_.bytesOut = 0;
+  for (const LaunchReport &l : report_.launches)
+    report_.bytesIn += l.bytesIn;
+  for (const SyncReport &s : report_.syncs)
+    report_.bytesOut += s.bytesOut;
+  if (!options_.reportPath.empty()) {
+    std::string error;
+    if (!writeReport(options_.reportPath, report_, error)) {
+      printError(err_, error);
+      if (code == kExitOk)
+        code = kExitBadInput;
+    }
+  }
+  return code;
+}
+
+} // namespace
+
+int runSpec(const std::string &specPath, const RunOptions &options, std::ostream &out,
+            std::ostream &err) {
+  Run run(options, out, err);
+  return run.execute(specPath);
+}
+
+} // namespace ttinterp::driver

@@ -1,0 +1,47 @@
+//===- Driver.h - Running a spec: buffers, launches, syncs, outputs -*- C++ -*-===//
+//
+// `ttinterp run` as a library call. A run resolves everything it can before launching
+// anything (spec, buffers, kernels, argument types), so bad input never leaves a
+// half-run spec behind; then it runs the launches in order against one memory Session.
+// A kernel fault abandons the session: nothing still pending is written back.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ttinterp/memory/Session.h"
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ttinterp::driver {
+
+/// Exit statuses of the CLI.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFault = 1,    ///< A kernel faulted (out of bounds, failed assert, step limit, ...).
+  kExitBadInput = 2, ///< Usage, unreadable or invalid files, spec or argument errors.
+};
+
+struct RunOptions {
+  std::string outDir;     ///< Empty: no .npy output.
+  std::string reportPath; ///< Empty: no JSON report.
+  unsigned threads = 1;
+  uint64_t maxSteps = 0;
+  BoundsMode bounds = BoundsMode::Argument;
+};
+
+/// Runs the spec at `specPath`: the human summary (and tt.print output) goes to `out`,
+/// errors to `err`. Returns an ExitCode.
+int runSpec(const std::string &specPath, const RunOptions &options, std::ostream &out,
+            std::ostream &err);
+
+/// Prints `message` as "ttinterp: error: ..." followed by "note: ..." lines. Front-end
+/// diagnostics ("FILE:L:C: error: M" then "FILE:L:C: note: N" lines) are reworded so the
+/// first line reads "ttinterp: error: FILE:L:C: M" and the rest "note: FILE:L:C: N".
+void printError(std::ostream &err, std::string_view message,
+                const std::vector<std::string> &notes = {});
+
+} // namespace ttinterp::driver

@@ -1,0 +1,88 @@
+//===- Kernels.cpp - Kernel loading and the lowered-kernel cache -----------===//
+#include "Kernels.h"
+
+#include "ttinterp/frontend/Frontend.h"
+
+#include <filesystem>
+#include <map>
+
+namespace ttinterp::driver {
+
+struct KernelLibrary::Impl {
+  std::unique_ptr<mlir::MLIRContext> context = frontend::makeContext();
+  /// Parsed modules by file (normalised path), kept alive for the whole run.
+  std::map<std::string, mlir::OwningOpRef<mlir::ModuleOp>> modules;
+  /// Lowered kernels by structural hash.
+  std::map<std::string, std::unique_ptr<interp::Kernel>> kernels;
+};
+
+KernelLibrary::KernelLibrary() : impl_(std::make_unique<Impl>()) {}
+KernelLibrary::~KernelLibrary() = default;
+
+/// One key per file however the spec spells its path.
+static std::string fileKey(const std::string &path) {
+  std::error_code ec;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : canonical.string();
+}
+
+std::optional<KernelLibrary::Entry> KernelLibrary::get(const std::string &path,
+                                                       const std::string &function,
+                                                       KernelFailure &failure, std::string &error) {
+  std::string key = fileKey(path);
+  auto it = impl_->modules.find(key);
+  if (it == impl_->modules.end()) {
+    mlir::OwningOpRef<mlir::ModuleOp> module = frontend::loadTTIRFile(*impl_->context, path, error);
+    if (!module) {
+      failure = KernelFailure::Load;
+      return std::nullopt;
+    }
+    it = impl_->modules.emplace(key, std::move(module)).first;
+  }
+  mlir::FunctionOpInterface fn = frontend::findFunction(*it->second, function, error);
+  if (!fn) {
+    failure = KernelFailure::Function;
+    return std::nullopt;
+  }
+  Entry entry;
+  entry.function = fn.getName().str();
+  entry.hash = frontend::structuralHash(fn);
+  auto cached = impl_->kernels.find(entry.hash);
+  if (cached != impl_->kernels.end()) {
+    entry.kernel = cached->second.get();
+    entry.cached = true;
+    return entry;
+  }
+  std::unique_ptr<interp::Kernel> kernel = interp::Kernel::lower(fn, error);
+  if (!kernel) {
+    failure = KernelFailure::Unsupported;
+    return std::nullopt;
+  }
+  entry.kernel = kernel.get();
+  impl_->kernels.emplace(entry.hash, std::move(kernel));
+  return entry;
+}
+
+std::optional<std::string> hashKernel(const std::string &path, const std::string &function,
+                                      std::string &error) {
+  std::unique_ptr<mlir::MLIRContext> context = frontend::makeContext();
+  mlir::OwningOpRef<mlir::ModuleOp> module = frontend::loadTTIRFile(*context, path, error);
+  if (!module)
+    return std::nullopt;
+  mlir::FunctionOpInterface fn = frontend::findFunction(*module, function, error);
+  if (!fn) {
+    error = path + ": " + error;
+    return std::nullopt;
+  }
+  return frontend::structuralHash(fn);
+}
+
+std::optional<std::string> describeKernels(const std::string &path, std::string &error) {
+  std::unique_ptr<mlir::MLIRContext> context = frontend::makeContext();
+  mlir::OwningOpRef<mlir::ModuleOp> module = frontend::loadTTIRFile(*context, path, error);
+  if (!module)
+    return std::nullopt;
+  return frontend::formatSignatures(frontend::signatures(*module));
+}
+
+} // namespace ttinterp::driver

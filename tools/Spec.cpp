@@ -1,0 +1,636 @@
+//===- Spec.cpp - Parsing and validating run specs --------------------------===//
+#include "Spec.h"
+
+#include "Elements.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace ttinterp::driver {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+/// Thrown inside the parser only, to unwind to parseSpec with one message.
+struct SpecError {
+  std::string path;
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string &path, std::string message) {
+  throw SpecError{path, std::move(message)};
+}
+
+bool plainKey(std::string_view key) {
+  if (key.empty())
+    return false;
+  for (char c : key)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
+      return false;
+  return true;
+}
+
+std::string member(const std::string &path, std::string_view key) {
+  if (plainKey(key))
+    return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+  return fmt::format("{}[{}]", path, Json(std::string(key)).dump());
+}
+
+std::string element(const std::string &path, size_t i) { return fmt::format("{}[{}]", path, i); }
+
+/// A short rendering of a JSON value for messages.
+std::string shown(const Json &j) {
+  std::string s = j.dump();
+  if (s.size() > 40)
+    s = s.substr(0, 37) + "...";
+  return s;
+}
+
+std::string kindOf(const Json &j) {
+  switch (j.type()) {
+  case Json::value_t::null:
+    return "null";
+  case Json::value_t::object:
+    return "an object";
+  case Json::value_t::array:
+    return "an array";
+  case Json::value_t::string:
+    return fmt::format("the string {}", shown(j));
+  case Json::value_t::boolean:
+    return fmt::format("{}", j.get<bool>());
+  default:
+    return shown(j);
+  }
+}
+
+void expectObject(const Json &j, const std::string &path,
+                  std::initializer_list<std::string_view> allowed) {
+  if (!j.is_object())
+    fail(path, fmt::format("expected an object, got {}", kindOf(j)));
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool known = false;
+    for (std::string_view a : allowed)
+      known |= it.key() == a;
+    if (!known) {
+      std::string list;
+      for (std::string_view a : allowed)
+        list += fmt::format("{}{}", list.empty() ? "" : ", ", a);
+      fail(member(path, it.key()),
+           fmt::format("unknown key '{}' (expected one of: {})", it.key(), list));
+    }
+  }
+}
+
+const Json &required(const Json &object, const std::string &path, const char *key) {
+  auto it = object.find(key);
+  if (it == object.end())
+    fail(path, fmt::format("missing required key '{}'", key));
+  return *it;
+}
+
+int64_t integer(const Json &j, const std::string &path, int64_t min, int64_t max,
+                const char *what) {
+  if (!j.is_number_integer())
+    fail(path, fmt::format("expected {}, got {}", what, kindOf(j)));
+  if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+    fail(path, fmt::format("{} is too large", shown(j)));
+  int64_t v = j.get<int64_t>();
+  if (v < min || v > max)
+    fail(path, fmt::format("expected {}, got {}", what, v));
+  return v;
+}
+
+std::string string(const Json &j, const std::string &path, const char *what) {
+  if (!j.is_string())
+    fail(path, fmt::format("expected {}, got {}", what, kindOf(j)));
+  return j.get<std::string>();
+}
+
+DType dtype(const Json &j, const std::string &path) {
+  std::string s = string(j, path, "a dtype name");
+  std::optional<DType> d = parseDType(s);
+  if (!d || *d == DType::Ptr)
+    fail(path, fmt::format("unknown dtype '{}' (expected one of: i1 i8 i16 i32 i64 f16 bf16 f32 "
+                           "f64 f8E4M3FN f8E4M3FNUZ f8E5M2 f8E5M2FNUZ)",
+                           s));
+  return *d;
+}
+
+/// A shape: non-negative sizes whose element count fits in int64.
+std::vector<int64_t> shape(const Json &j, const std::string &path) {
+  if (!j.is_array())
+    fail(path, fmt::format("expected an array of sizes, got {}", kindOf(j)));
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < j.size(); ++i)
+    out.push_back(integer(j[i], element(path, i), 0, std::numeric_limits<int64_t>::max(),
+                          "a non-negative size"));
+  return out;
+}
+
+int64_t countElements(const std::vector<int64_t> &shape, const std::string &path) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    if (__builtin_mul_overflow(n, s, &n))
+      fail(path, "too many elements");
+  return n;
+}
+
+/// A JSON value as a value of `d`: integers in range (signed or unsigned reading), i1 also
+/// from true/false, floats as numbers or "nan"/"inf"/"-inf" that stay finite when finite.
+ScalarValue scalarValue(DType d, const Json &j, const std::string &path) {
+  ScalarValue v;
+  v.dtype = d;
+  if (isInteger(d)) {
+    if (d == DType::I1 && j.is_boolean()) {
+      v.integer = j.get<bool>();
+      return v;
+    }
+    if (!j.is_number_integer())
+      fail(path, fmt::format("expected an integer for {}, got {}", name(d), kindOf(j)));
+    std::string range = fmt::format("{} to {}", integerMin(d), integerMax(d));
+    if (j.is_number_unsigned()) {
+      uint64_t u = j.get<uint64_t>();
+      if (u > integerMax(d))
+        fail(path, fmt::format("value {} is out of range for {} ({})", u, name(d), range));
+      v.integer = wrapInteger(d, int64_t(u));
+    } else {
+      int64_t s = j.get<int64_t>();
+      if (s < integerMin(d))
+        fail(path, fmt::format("value {} is out of range for {} ({})", s, name(d), range));
+      v.integer = wrapInteger(d, s);
+    }
+    return v;
+  }
+  double x;
+  if (j.is_number()) {
+    x = j.get<double>();
+  } else if (j.is_string() && (j == "nan" || j == "inf" || j == "+inf" || j == "-inf")) {
+    std::string s = j.get<std::string>();
+    x = s == "nan" ? std::numeric_limits<double>::quiet_NaN()
+                   : (s == "-inf" ? -1 : 1) * std::numeric_limits<double>::infinity();
+  } else {
+    fail(path, fmt::format("expected a number (or \"nan\", \"inf\", \"-inf\") for {}, got {}",
+                           name(d), kindOf(j)));
+  }
+  double rounded = decodeFloat(d, encodeFloat(d, x));
+  if (std::isfinite(x) && !std::isfinite(rounded))
+    fail(path, fmt::format("value {} is out of range for {} (largest finite {})", shown(j), name(d),
+                           largestFinite(d)));
+  v.real = rounded;
+  return v;
+}
+
+std::string resolve(const std::string &baseDir, const std::string &p) {
+  std::filesystem::path path(p);
+  if (path.is_absolute() || baseDir.empty())
+    return path.lexically_normal().string();
+  return (std::filesystem::path(baseDir) / path).lexically_normal().string();
+}
+
+void parseInit(BufferSpec &b, const Json &j, const std::string &path, const std::string &baseDir) {
+  const char *forms = "\"zeros\", \"arange\", {\"fill\": v}, {\"npy\": path} or "
+                      "{\"uniform\": [lo, hi], \"seed\": s}";
+  if (j.is_string()) {
+    if (j == "zeros")
+      b.init = InitKind::Zeros;
+    else if (j == "arange")
+      b.init = InitKind::Arange;
+    else
+      fail(path, fmt::format("unknown init {} (expected {})", shown(j), forms));
+    return;
+  }
+  if (!j.is_object())
+    fail(path, fmt::format("expected {}, got {}", forms, kindOf(j)));
+  if (j.contains("fill")) {
+    expectObject(j, path, {"fill"});
+    b.init = InitKind::Fill;
+    b.fill = scalarValue(b.dtype, j["fill"], member(path, "fill"));
+  } else if (j.contains("npy")) {
+    expectObject(j, path, {"npy"});
+    b.init = InitKind::Npy;
+    b.npyPath = resolve(baseDir, string(j["npy"], member(path, "npy"), "a file path"));
+  } else if (j.contains("uniform")) {
+    expectObject(j, path, {"uniform", "seed"});
+    b.init = InitKind::Uniform;
+    std::string upath = member(path, "uniform");
+    const Json &u = j["uniform"];
+    if (!u.is_array() || u.size() != 2 || !u[0].is_number() || !u[1].is_number())
+      fail(upath, fmt::format("expected [lo, hi] (two numbers), got {}", kindOf(u)));
+    b.low = u[0].get<double>();
+    b.high = u[1].get<double>();
+    if (j.contains("seed"))
+      b.seed = uint64_t(integer(j["seed"], member(path, "seed"), 0,
+                                std::numeric_limits<int64_t>::max(), "a non-negative integer"));
+    if (isInteger(b.dtype)) {
+      // Integers are drawn from [lo, hi): both ends must be integers the draw can reach.
+      constexpr double kExact = 9007199254740992.0; // 2^53
+      if (!u[0].is_number_integer() || !u[1].is_number_integer() || !(b.low < b.high) ||
+          std::fabs(b.low) > kExact || std::fabs(b.high) > kExact)
+        fail(upath, fmt::format("for {} expected integers lo < hi (|lo|, |hi| <= 2^53), got {}",
+                                name(b.dtype), shown(u)));
+      if (b.low < double(integerMin(b.dtype)) || b.high - 1 > double(integerMax(b.dtype)))
+        fail(upath, fmt::format("[{}, {}) is out of range for {} ({} to {})", b.low, b.high,
+                                name(b.dtype), integerMin(b.dtype), integerMax(b.dtype)));
+    } else {
+      double big = largestFinite(b.dtype);
+      if (!(b.low <= b.high) || std::fabs(b.low) > big || std::fabs(b.high) > big)
+        fail(upath, fmt::format("expected finite lo <= hi within {}'s range (largest finite "
+                                "{}), got {}",
+                                name(b.dtype), big, shown(u)));
+    }
+  } else {
+    fail(path, fmt::format("expected {}, got {}", forms, shown(j)));
+  }
+}
+
+/// Buffer names become file names under --out, so keep them portable.
+void checkBufferName(const std::string &name, const std::string &path) {
+  bool ok = !name.empty() && name[0] != '.' && name.size() <= 128;
+  for (char c : name)
+    ok &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  if (!ok)
+    fail(path, fmt::format("invalid buffer name {} (buffer names are used as file names: "
+                           "letters, digits, '_', '-' and '.', not starting with '.')",
+                           Json(name).dump()));
+}
+
+void parseBuffers(Spec &spec, const Json &j, std::map<size_t, std::string> &aliasNames) {
+  const std::string path = "buffers";
+  if (!j.is_object())
+    fail(path, fmt::format("expected an object mapping names to buffers, got {}", kindOf(j)));
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    BufferSpec b;
+    b.name = it.key();
+    b.path = member(path, b.name);
+    checkBufferName(b.name, b.path);
+    const Json &o = it.value();
+    expectObject(o, b.path, {"dtype", "shape", "init", "alias_of", "byte_offset"});
+    b.dtype = dtype(required(o, b.path, "dtype"), member(b.path, "dtype"));
+    b.shape = shape(required(o, b.path, "shape"), member(b.path, "shape"));
+    b.numElements = countElements(b.shape, member(b.path, "shape"));
+    if (__builtin_mul_overflow(uint64_t(b.numElements), uint64_t(byteSize(b.dtype)), &b.byteSize) ||
+        b.byteSize > (uint64_t(1) << 46))
+      fail(member(b.path, "shape"), "buffer is too large");
+    if (o.contains("alias_of")) {
+      if (o.contains("init"))
+        fail(member(b.path, "init"),
+             "an alias_of buffer shows its parent's bytes and takes no init");
+      aliasNames[spec.buffers.size()] =
+          string(o["alias_of"], member(b.path, "alias_of"), "a buffer name");
+      if (o.contains("byte_offset"))
+        b.byteOffset =
+            uint64_t(integer(o["byte_offset"], member(b.path, "byte_offset"), 0,
+                             std::numeric_limits<int64_t>::max(), "a non-negative byte offset"));
+    } else {
+      if (o.contains("byte_offset"))
+        fail(member(b.path, "byte_offset"), "byte_offset is only valid together with alias_of");
+      if (o.contains("init"))
+        parseInit(b, o["init"], member(b.path, "init"), spec.baseDir);
+    }
+    spec.buffers.push_back(std::move(b));
+  }
+}
+
+/// Links aliases to their parents, rejects cycles and aliases that do not fit, and finds
+/// each buffer's root storage.
+void resolveAliases(Spec &spec, const std::map<size_t, std::string> &aliasNames) {
+  for (auto &[index, parentName] : aliasNames) {
+    BufferSpec &b = spec.buffers[index];
+    std::optional<size_t> parent = spec.findBuffer(parentName);
+    if (!parent)
+      fail(member(b.path, "alias_of"), fmt::format("unknown buffer '{}'", parentName));
+    if (*parent == index)
+      fail(member(b.path, "alias_of"), fmt::format("buffer '{}' is an alias of itself", b.name));
+    b.aliasOf = *parent;
+  }
+  for (size_t i = 0; i < spec.buffers.size(); ++i) {
+    // Walk to the root; a chain longer than the number of buffers has a cycle.
+    std::vector<size_t> chain = {i};
+    uint64_t offset = 0;
+    size_t at = i;
+    while (spec.buffers[at].aliasOf) {
+      offset += spec.buffers[at].byteOffset;
+      at = *spec.buffers[at].aliasOf;
+      for (size_t seen : chain)
+        if (seen == at) {
+          std::string cycle;
+          auto from = std::find(chain.begin(), chain.end(), at);
+          for (auto c = from; c != chain.end(); ++c)
+            cycle += spec.buffers[*c].name + " -> ";
+          fail(member(spec.buffers[i].path, "alias_of"),
+               fmt::format("alias cycle: {}{}", cycle, spec.buffers[at].name));
+        }
+      chain.push_back(at);
+    }
+    spec.buffers[i].root = at;
+    spec.buffers[i].rootOffset = offset;
+  }
+  for (BufferSpec &b : spec.buffers) {
+    if (!b.aliasOf)
+      continue;
+    const BufferSpec &parent = spec.buffers[*b.aliasOf];
+    uint64_t end;
+    if (__builtin_add_overflow(b.byteOffset, b.byteSize, &end) || end > parent.byteSize)
+      fail(b.path,
+           fmt::format("alias of '{}' covers bytes [{}, {}) but '{}' has {} bytes", parent.name,
+                       b.byteOffset, b.byteOffset + b.byteSize, parent.name, parent.byteSize));
+  }
+}
+
+std::optional<size_t> bufferRef(const Spec &spec, const Json &j, const std::string &path) {
+  std::string name = string(j, path, "a buffer name");
+  std::optional<size_t> b = spec.findBuffer(name);
+  if (!b)
+    fail(path, fmt::format("unknown buffer '{}'", name));
+  return b;
+}
+
+/// Checks that every element of the view lies inside its buffer's own bytes.
+void checkViewInside(const Spec &spec, const ArgSpec &a) {
+  const BufferSpec &b = spec.buffers[a.buffer];
+  __int128 lo = a.offset, hi = a.offset;
+  bool empty = false;
+  for (size_t k = 0; k < a.shape.size(); ++k) {
+    if (a.shape[k] == 0)
+      empty = true;
+    __int128 span = __int128(a.shape[k] - 1) * a.strides[k];
+    (span < 0 ? lo : hi) += span;
+  }
+  if (empty) {
+    if (a.offset < 0 || a.offset > b.numElements)
+      fail(a.path, fmt::format("offset {} is outside buffer '{}' ({} elements)", a.offset, b.name,
+                               b.numElements));
+    return;
+  }
+  if (lo < 0 || hi >= b.numElements)
+    fail(a.path, fmt::format("view reaches elements [{}, {}] but buffer '{}' has elements "
+                             "[0, {}]",
+                             int64_t(lo), int64_t(hi), b.name, b.numElements - 1));
+}
+
+ArgSpec parseArg(const Spec &spec, const Json &j, const std::string &path) {
+  ArgSpec a;
+  a.path = path;
+  if (j.is_string()) {
+    a.kind = ArgKind::Buffer;
+    a.buffer = *bufferRef(spec, j, path);
+    a.shape = spec.buffers[a.buffer].shape;
+    a.strides = contiguousStrides(a.shape);
+    return a;
+  }
+  const char *forms = "a buffer name, a view {\"view\": name, \"offset\": n, \"shape\": [...], "
+                      "\"strides\": [...]} or a scalar {\"<dtype>\": value}";
+  if (!j.is_object())
+    fail(path, fmt::format("expected {}, got {}", forms, kindOf(j)));
+  if (j.contains("view")) {
+    expectObject(j, path, {"view", "offset", "shape", "strides"});
+    a.kind = ArgKind::View;
+    a.buffer = *bufferRef(spec, j["view"], member(path, "view"));
+    if (j.contains("offset"))
+      a.offset = integer(j["offset"], member(path, "offset"), std::numeric_limits<int64_t>::min(),
+                         std::numeric_limits<int64_t>::max(), "an element offset");
+    a.shape = shape(required(j, path, "shape"), member(path, "shape"));
+    countElements(a.shape, member(path, "shape"));
+    if (j.contains("strides")) {
+      const Json &s = j["strides"];
+      std::string spath = member(path, "strides");
+      if (!s.is_array())
+        fail(spath, fmt::format("expected an array of strides, got {}", kindOf(s)));
+      if (s.size() != a.shape.size())
+        fail(spath, fmt::format("{} strides for a shape of rank {}", s.size(), a.shape.size()));
+      for (size_t i = 0; i < s.size(); ++i)
+        a.strides.push_back(integer(s[i], element(spath, i), -(int64_t(1) << 48), int64_t(1) << 48,
+                                    "a stride (in elements)"));
+    } else {
+      a.strides = contiguousStrides(a.shape);
+    }
+    checkViewInside(spec, a);
+    return a;
+  }
+  if (j.size() != 1)
+    fail(path, fmt::format("expected {}, got {}", forms, shown(j)));
+  std::string key = j.begin().key();
+  std::optional<DType> d = parseDType(key);
+  if (!d || *d == DType::Ptr)
+    fail(path, fmt::format("expected {}; '{}' is not a dtype", forms, key));
+  a.kind = ArgKind::Scalar;
+  a.scalar = scalarValue(*d, j.begin().value(), member(path, key));
+  return a;
+}
+
+std::vector<size_t> bufferList(const Spec &spec, const Json &j, const std::string &path) {
+  if (!j.is_array())
+    fail(path, fmt::format("expected an array of buffer names, got {}", kindOf(j)));
+  std::vector<size_t> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    size_t b = *bufferRef(spec, j[i], element(path, i));
+    if (std::find(out.begin(), out.end(), b) != out.end())
+      fail(element(path, i), fmt::format("buffer '{}' is listed twice", spec.buffers[b].name));
+    out.push_back(b);
+  }
+  return out;
+}
+
+LaunchSpec parseLaunch(const Spec &spec, const Json &j, const std::string &path) {
+  LaunchSpec l;
+  l.path = path;
+  if (j.is_object() && j.contains("sync")) {
+    expectObject(j, path, {"sync"});
+    l.kind = StepKind::Sync;
+    l.sync = bufferList(spec, j["sync"], member(path, "sync"));
+    return l;
+  }
+  if (j.is_object() && j.contains("step")) {
+    expectObject(j, path, {"step"});
+    if (j["step"] != true)
+      fail(member(path, "step"), fmt::format("expected true, got {}", kindOf(j["step"])));
+    l.kind = StepKind::Step;
+    return l;
+  }
+  expectObject(j, path, {"kernel", "function", "grid", "args", "donate"});
+  l.kind = StepKind::Launch;
+  l.kernel = string(required(j, path, "kernel"), member(path, "kernel"), "a TTIR file path");
+  l.kernelPath = resolve(spec.baseDir, l.kernel);
+  if (j.contains("function"))
+    l.function = string(j["function"], member(path, "function"), "a function name");
+
+  const Json &grid = required(j, path, "grid");
+  std::string gpath = member(path, "grid");
+  if (!grid.is_array() || grid.empty() || grid.size() > 3)
+    fail(gpath, fmt::format("expected 1 to 3 grid sizes, got {}",
+                            grid.is_array() ? fmt::format("{} sizes", grid.size()) : kindOf(grid)));
+  for (size_t i = 0; i < grid.size(); ++i)
+    // Program ids are i32 in TTIR.
+    l.grid[i] = integer(grid[i], element(gpath, i), 0, std::numeric_limits<int32_t>::max(),
+                        "a grid size from 0 to 2147483647");
+  int64_t programs = 1;
+  for (int64_t g : l.grid)
+    if (__builtin_mul_overflow(programs, g, &programs))
+      fail(gpath, "the grid has more than 2^63 - 1 programs");
+
+  const Json &args = required(j, path, "args");
+  std::string apath = member(path, "args");
+  if (!args.is_array())
+    fail(apath, fmt::format("expected an array of arguments, got {}", kindOf(args)));
+  for (size_t i = 0; i < args.size(); ++i)
+    l.args.push_back(parseArg(spec, args[i], element(apath, i)));
+
+  if (j.contains("donate")) {
+    std::string dpath = member(path, "donate");
+    l.donate = bufferList(spec, j["donate"], dpath);
+    for (size_t i = 0; i < l.donate.size(); ++i) {
+      bool passed = false;
+      for (const ArgSpec &a : l.args)
+        passed |= a.kind != ArgKind::Scalar && a.buffer == l.donate[i];
+      if (!passed)
+        fail(element(dpath, i), fmt::format("buffer '{}' is not an argument of this launch",
+                                            spec.buffers[l.donate[i]].name));
+    }
+  }
+  return l;
+}
+
+/// "line L, column C" of byte offset `byte` (1-based, as editors count).
+std::string lineColumn(std::string_view text, size_t byte) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+} // namespace
+
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  int64_t s = 1;
+  for (size_t k = shape.size(); k-- > 0;) {
+    strides[k] = s;
+    s *= std::max<int64_t>(shape[k], 1);
+  }
+  return strides;
+}
+
+std::optional<size_t> Spec::findBuffer(std::string_view name) const {
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].name == name)
+      return i;
+  return std::nullopt;
+}
+
+std::optional<Spec> parseSpec(std::string_view text, const std::string &file,
+                              const std::string &baseDir, std::string &error) {
+  Json root;
+  try {
+    root = Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error &e) {
+    // nlohmann's what() repeats the position; keep only its explanation.
+    std::string what = e.what();
+    size_t colon = what.find(": ", what.find("parse error"));
+    std::string why = colon == std::string::npos ? what : what.substr(colon + 2);
+    size_t byte = e.byte > 0 ? e.byte - 1 : 0;
+    error = fmt::format("{}: invalid JSON at byte {} ({}): {}", file, byte, lineColumn(text, byte),
+                        why);
+    return std::nullopt;
+  } catch (const Json::exception &e) {
+    // Other parser failures (a number too large for a double) carry no position.
+    std::string what = e.what();
+    size_t tag = what.find("] ");
+    error = fmt::format("{}: invalid JSON: {}", file,
+                        tag == std::string::npos ? what : what.substr(tag + 2));
+    return std::nullopt;
+  }
+  Spec spec;
+  spec.file = file;
+  spec.baseDir = baseDir;
+  try {
+    expectObject(root, "", {"buffers", "launches"});
+    std::map<size_t, std::string> aliasNames;
+    if (root.contains("buffers"))
+      parseBuffers(spec, root["buffers"], aliasNames);
+    resolveAliases(spec, aliasNames);
+    const Json &launches = required(root, "", "launches");
+    if (!launches.is_array())
+      fail("launches", fmt::format("expected an array, got {}", kindOf(launches)));
+    for (size_t i = 0; i < launches.size(); ++i)
+      spec.launches.push_back(parseLaunch(spec, launches[i], element("launches", i)));
+  } catch (const SpecError &e) {
+    error = e.path.empty() ? fmt::format("{}: {}", file, e.message)
+                           : fmt::format("{}: {}: {}", file, e.path, e.message);
+    return std::nullopt;
+  }
+  return spec;
+}
+
+std::optional<Spec> loadSpec(const std::string &path, std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = fmt::format("cannot read spec '{}': {}", path, std::strerror(errno));
+    return std::nullopt;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return parseSpec(text.str(), path, dir, error);
+}
+
+bool bindArguments(const Spec &spec, const LaunchSpec &launch, const std::string &function,
+                   const std::vector<interp::Parameter> &parameters, std::string &error) {
+  auto report = [&](const std::string &path, const std::string &message) {
+    error = fmt::format("{}: {}: {}", spec.file, path, message);
+    return false;
+  };
+  auto describe = [](const interp::Parameter &p) {
+    return p.isPointer ? fmt::format("{}: *{}", p.name, name(p.dtype))
+                       : fmt::format("{}: {}", p.name, name(p.dtype));
+  };
+  if (launch.args.size() != parameters.size()) {
+    std::string list;
+    for (const interp::Parameter &p : parameters)
+      list += fmt::format("{}{}", list.empty() ? "" : ", ", describe(p));
+    return report(launch.path + ".args",
+                  fmt::format("{} takes {} argument{} ({}), got {}", function, parameters.size(),
+                              parameters.size() == 1 ? "" : "s", list, launch.args.size()));
+  }
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const interp::Parameter &p = parameters[i];
+    const ArgSpec &a = launch.args[i];
+    if (p.isPointer && a.kind == ArgKind::Scalar)
+      return report(a.path, fmt::format("parameter '{}' is a pointer to {}; expected a buffer "
+                                        "name or a view, got a {} scalar",
+                                        p.name, name(p.dtype), name(a.scalar.dtype)));
+    if (!p.isPointer && a.kind != ArgKind::Scalar)
+      return report(a.path,
+                    fmt::format("parameter '{}' is a scalar {}; expected {{\"{}\": "
+                                "value}}, got buffer '{}'",
+                                p.name, name(p.dtype), name(p.dtype), spec.buffers[a.buffer].name));
+    if (p.isPointer && spec.buffers[a.buffer].dtype != p.dtype)
+      return report(a.path, fmt::format("buffer '{}' has dtype {} but parameter '{}' points to {}",
+                                        spec.buffers[a.buffer].name,
+                                        name(spec.buffers[a.buffer].dtype), p.name, name(p.dtype)));
+    if (!p.isPointer && a.scalar.dtype != p.dtype)
+      return report(a.path, fmt::format("scalar type {} does not match parameter '{}' of type {}",
+                                        name(a.scalar.dtype), p.name, name(p.dtype)));
+  }
+  return true;
+}
+
+} // namespace ttinterp::driver

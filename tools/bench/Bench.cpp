@@ -1,0 +1,254 @@
+//===- Bench.cpp - ttinterp's speed against plain C++ and Eigen -----------===//
+//
+// Runs the examples' kernels at realistic sizes through the C++ API (load,
+// lower once, then per repeat: a session, the launch, the write-back) and the
+// same computation as plain optimised C++ (Eigen's GEMM for matmul), and
+// prints median times and ratios. Not a test: speed targets are read off its
+// output (docs/performance.md), never asserted.
+//
+// Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME]
+//
+//===----------------------------------------------------------------------===//
+#include "ttinterp/frontend/Frontend.h"
+#include "ttinterp/interp/Interpreter.h"
+#include "ttinterp/memory/Session.h"
+
+#include <Eigen/Core>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace ttinterp;
+
+namespace {
+
+double seconds(const std::function<void()> &fn) {
+  auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::vector<float> randomVector(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d;
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+View viewOf(std::vector<float> &v) {
+  return View{reinterpret_cast<uint64_t>(v.data()), DType::F32, {int64_t(v.size())}, {1}};
+}
+
+struct Kernel {
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::unique_ptr<interp::Kernel> kernel;
+};
+
+Kernel load(const std::string &name) {
+  Kernel k;
+  std::string error;
+  k.context = frontend::makeContext();
+  std::string path = std::string(TTINTERP_SOURCE_DIR) + "/tools/bench/kernels/" + name + ".ttir";
+  k.module = frontend::loadTTIRFile(*k.context, path, error);
+  mlir::FunctionOpInterface fn = k.module ? frontend::findFunction(*k.module, "", error) : nullptr;
+  if (fn)
+    k.kernel = interp::Kernel::lower(fn, error);
+  if (!k.kernel) {
+    fmt::print(stderr, "ttinterp-bench: {}\n", error);
+    std::exit(2);
+  }
+  return k;
+}
+
+/// One interpreted launch, as a user runs it: session, launch, write-back.
+void launch(const interp::Kernel &kernel, std::vector<std::vector<float> *> buffers,
+            std::vector<interp::ArgumentValue> scalars, std::array<int64_t, 3> grid,
+            unsigned threads) {
+  Session session;
+  std::vector<PointerArgument> pointers;
+  std::vector<interp::ArgumentValue> args;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    pointers.push_back({fmt::format("arg{}", i), fmt::format("buf{}", i), viewOf(*buffers[i])});
+    interp::ArgumentValue v;
+    v.pointerIndex = uint32_t(i);
+    args.push_back(v);
+  }
+  args.insert(args.end(), scalars.begin(), scalars.end());
+  LaunchMemory memory;
+  std::string error;
+  if (!session.prepare(pointers, memory, error)) {
+    fmt::print(stderr, "ttinterp-bench: {}\n", error);
+    std::exit(2);
+  }
+  interp::LaunchOptions options;
+  options.grid = grid;
+  options.threads = threads;
+  if (auto fault = kernel.run(args, memory, options)) {
+    fmt::print(stderr, "ttinterp-bench: fault: {}\n", fault->message);
+    std::exit(1);
+  }
+  session.step(error);
+}
+
+interp::ArgumentValue i32(int64_t v) {
+  interp::ArgumentValue a;
+  a.integer = v;
+  return a;
+}
+interp::ArgumentValue f32(double v) {
+  interp::ArgumentValue a;
+  a.real = v;
+  return a;
+}
+
+struct Case {
+  std::string name;
+  std::string what;
+  std::function<void(unsigned threads)> interpreted;
+  std::function<void()> native;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int repeats = 5;
+  unsigned threads = 2;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--repeats" && i + 1 < argc)
+      repeats = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--threads" && i + 1 < argc)
+      threads = unsigned(std::max(1, std::atoi(argv[++i])));
+    else if (a == "--only" && i + 1 < argc)
+      only = argv[++i];
+    else {
+      fmt::print(stderr, "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME]\n");
+      return 2;
+    }
+  }
+
+  std::vector<Case> cases;
+
+  // vector add, 2^24 f32
+  const int64_t n = int64_t(1) << 24;
+  std::vector<float> x = randomVector(n, 1), y = randomVector(n, 2), out(n);
+  Kernel add = load("vector_add");
+  cases.push_back({"vector_add", "2^24 f32",
+                   [&](unsigned t) {
+                     launch(*add.kernel, {&x, &y, &out}, {i32(n)}, {n / 1024, 1, 1}, t);
+                   },
+                   [&] {
+                     for (int64_t i = 0; i < n; ++i)
+                       out[i] = x[i] + y[i];
+                   }});
+
+  // softmax, 4096 x 1024 f32
+  const int64_t rows = 4096, cols = 1024;
+  std::vector<float> sin = randomVector(rows * cols, 3), sout(rows * cols);
+  Kernel softmax = load("softmax_1024");
+  cases.push_back({"softmax", "4096x1024 f32",
+                   [&](unsigned t) {
+                     launch(*softmax.kernel, {&sout, &sin}, {i32(cols), i32(cols), i32(cols)},
+                            {rows, 1, 1}, t);
+                   },
+                   [&] {
+                     for (int64_t r = 0; r < rows; ++r) {
+                       const float *in = &sin[r * cols];
+                       float *o = &sout[r * cols];
+                       float m = -INFINITY;
+                       for (int64_t c = 0; c < cols; ++c)
+                         m = std::max(m, in[c]);
+                       float s = 0;
+                       for (int64_t c = 0; c < cols; ++c)
+                         s += (o[c] = std::exp(in[c] - m));
+                       for (int64_t c = 0; c < cols; ++c)
+                         o[c] /= s;
+                     }
+                   }});
+
+  // matmul, 512^3 f32 (ieee and tf32)
+  const int64_t m = 512;
+  std::vector<float> a = randomVector(m * m, 4), b = randomVector(m * m, 5), c(m * m);
+  Kernel mmIeee = load("matmul_ieee"), mmTf32 = load("matmul_tf32");
+  auto gemm = [&] {
+    using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<const M> A(a.data(), m, m), B(b.data(), m, m);
+    Eigen::Map<M> C(c.data(), m, m);
+    C.noalias() = A * B;
+  };
+  std::vector<interp::ArgumentValue> mmArgs{i32(m), i32(m), i32(m), i32(m), i32(m), i32(m)};
+  cases.push_back({"matmul_ieee", "512^3 f32",
+                   [&](unsigned t) {
+                     launch(*mmIeee.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t);
+                   },
+                   gemm});
+  cases.push_back({"matmul_tf32", "512^3 f32",
+                   [&](unsigned t) {
+                     launch(*mmTf32.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t);
+                   },
+                   gemm});
+
+  // layernorm forward, 4096 x 1024
+  std::vector<float> lx = randomVector(rows * cols, 6), ly(rows * cols), w = randomVector(cols, 7),
+                     bias = randomVector(cols, 8), mean(rows), rstd(rows);
+  Kernel layernorm = load("layernorm");
+  cases.push_back({"layernorm", "4096x1024 f32",
+                   [&](unsigned t) {
+                     launch(*layernorm.kernel, {&lx, &ly, &w, &bias, &mean, &rstd},
+                            {i32(cols), i32(cols), f32(1e-5)}, {rows, 1, 1}, t);
+                   },
+                   [&] {
+                     for (int64_t r = 0; r < rows; ++r) {
+                       const float *in = &lx[r * cols];
+                       float *o = &ly[r * cols];
+                       float s = 0;
+                       for (int64_t k = 0; k < cols; ++k)
+                         s += in[k];
+                       float mu = s / float(cols), v = 0;
+                       for (int64_t k = 0; k < cols; ++k)
+                         v += (in[k] - mu) * (in[k] - mu);
+                       float rs = 1.0f / std::sqrt(v / float(cols) + 1e-5f);
+                       for (int64_t k = 0; k < cols; ++k)
+                         o[k] = (in[k] - mu) * rs * w[k] + bias[k];
+                       mean[r] = mu;
+                       rstd[r] = rs;
+                     }
+                   }});
+
+  fmt::print("{:<12} {:<14} {:>11} {:>11} {:>9} {:>11} {:>9}\n", "kernel", "size", "native ms",
+             "interp ms", "ratio", fmt::format("interp {}t", threads), "speedup");
+  for (const Case &cs : cases) {
+    if (!only.empty() && cs.name != only)
+      continue;
+    std::vector<double> native, one, many;
+    cs.native(); // warm up caches and pages
+    cs.interpreted(1);
+    for (int r = 0; r < repeats; ++r) {
+      native.push_back(seconds(cs.native));
+      one.push_back(seconds([&] { cs.interpreted(1); }));
+      many.push_back(seconds([&] { cs.interpreted(threads); }));
+    }
+    double tn = median(native), t1 = median(one), tt = median(many);
+    fmt::print("{:<12} {:<14} {:>11.2f} {:>11.2f} {:>9.3f} {:>11.2f} {:>8.2f}x\n", cs.name, cs.what,
+               tn * 1e3, t1 * 1e3, tn / t1, tt * 1e3, t1 / tt);
+  }
+  fmt::print("ratio = native time / interpreted time (1 thread); speedup = 1 thread / {} threads\n",
+             threads);
+  return 0;
+}

@@ -26,6 +26,11 @@ const OpTable &OpTable::get() {
     registerDotOps(t);
     registerControlFlowOps(t);
     registerDebugOps(t);
+    registerAtomicOps(t);
+    registerConversionOps(t);
+    registerIndexOps(t);
+    registerLibdeviceOps(t);
+    registerBlockPointerOps(t);
     return t;
   }();
   return table;
@@ -36,6 +41,10 @@ const OpTable &OpTable::get() {
 //===----------------------------------------------------------------------===//
 
 std::optional<DType> Lowerer::dtypeOf(mlir::Type t) {
+  // Block pointers and descriptors: I64 records (checked before tensors, so a
+  // tensor of them is not mistaken for one).
+  if (blockRecordWords(t))
+    return DType::I64;
   if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t))
     t = tensor.getElementType();
   if (auto i = mlir::dyn_cast<mlir::IntegerType>(t)) {
@@ -81,6 +90,8 @@ std::optional<DType> Lowerer::dtypeOf(mlir::Type t) {
 }
 
 std::vector<int64_t> Lowerer::shapeOf(mlir::Type t) {
+  if (std::optional<int64_t> words = blockRecordWords(t))
+    return {*words};
   if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t))
     return std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end());
   return {};
@@ -351,6 +362,14 @@ std::unique_ptr<Kernel> Kernel::lower(mlir::FunctionOpInterface fn, std::string 
       }
       p.dtype = *d;
     } else {
+      // A block pointer or descriptor argument is a record the launch ABI has
+      // no way to fill yet (ArgumentValue holds one scalar).
+      if (!program->slots[s].shape.empty()) {
+        error = fmt::format("{}: error: parameter '{}' is a block pointer or tensor descriptor; "
+                            "these cannot be kernel arguments yet",
+                            frontend::describeLocation(fn.getLoc()), p.name);
+        return nullptr;
+      }
       p.dtype = program->slots[s].dtype;
     }
     program->parameters.push_back(p);

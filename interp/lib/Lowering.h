@@ -47,6 +47,15 @@ void registerReduceOps(OpTable &table);
 void registerDotOps(OpTable &table);
 void registerControlFlowOps(OpTable &table);
 void registerDebugOps(OpTable &table);
+void registerAtomicOps(OpTable &table);
+void registerConversionOps(OpTable &table);
+void registerIndexOps(OpTable &table);
+void registerLibdeviceOps(OpTable &table);
+void registerBlockPointerOps(OpTable &table);
+
+/// Block pointers and tensor descriptors are held as records of i64 words (the
+/// layout is BlockPointerOps.cpp's): the word count for such a type, else nullopt.
+std::optional<int64_t> blockRecordWords(mlir::Type t);
 
 class Lowerer {
 public:

@@ -52,12 +52,34 @@ const FP8Table &table(DType d) {
 float fp8ToFloat(DType d, uint8_t bits) { return table(d).value[bits]; }
 
 uint8_t floatToFP8(DType d, float f, bool saturate) {
+  if (std::isnan(f))
+    return fp8NaN(d);
   const FP8Table &t = table(d);
-  if (saturate && !std::isnan(f) && std::fabs(f) > t.maxFinite)
+  // Clamping before rounding gives what rounding then saturating gives: every
+  // value above the largest finite one rounds to it or beyond.
+  if (saturate && std::fabs(f) > t.maxFinite)
     f = std::copysign(t.maxFinite, f);
   llvm::APFloat x(f);
   bool lost;
   x.convert(semanticsOf(d), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return uint8_t(x.bitcastToAPInt().getZExtValue());
+}
+
+uint8_t convertToFP8(DType d, float f, bool towardZero) {
+  if (!towardZero)
+    return floatToFP8(d, f, /*saturate=*/true);
+  if (std::isnan(f))
+    return fp8NaN(d);
+  const FP8Table &t = table(d);
+  // The GPU's only rtz path (f32 -> f16 rz -> the top byte, E5M2) keeps infinities;
+  // formats without an infinity saturate, as their rtne conversion does.
+  if (std::isinf(f) && d == DType::F8E5M2)
+    return std::signbit(f) ? 0xFC : 0x7C;
+  if (std::fabs(f) > t.maxFinite)
+    f = std::copysign(t.maxFinite, f);
+  llvm::APFloat x(f);
+  bool lost;
+  x.convert(semanticsOf(d), llvm::APFloat::rmTowardZero, &lost);
   return uint8_t(x.bitcastToAPInt().getZExtValue());
 }
 

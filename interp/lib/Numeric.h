@@ -113,10 +113,54 @@ inline uint16_t floatToBF16(float f) {
 
 /// fp8 decoding tables, built once.
 float fp8ToFloat(DType d, uint8_t bits);
+/// The NaN the GPU's fp8 conversions produce: 0x7F for E4M3FN (S.1111.111) and
+/// E5M2 (S.11111.11, the canonical quiet NaN); 0x80 for the FNUZ formats, their only NaN.
+constexpr uint8_t fp8NaN(DType d) {
+  return d == DType::F8E4M3FNUZ || d == DType::F8E5M2FNUZ ? 0x80 : 0x7F;
+}
 /// Encodes a float (exactly representable or not) to fp8 with round to nearest
 /// even; values beyond the largest finite value saturate to it when `saturate`,
-/// else become inf (E5M2) or NaN (formats without inf).
+/// else become inf (E5M2) or NaN (formats without inf). Every NaN becomes fp8NaN(d).
 uint8_t floatToFP8(DType d, float f, bool saturate);
+/// tt.fp_to_fp's encoding of a float to fp8 (docs/semantics.md, "fp8"): round to
+/// nearest even (cvt.rn.satfinite on sm_90) or toward zero; finite values beyond the
+/// largest finite value and, when rounding to nearest, the infinities saturate to it;
+/// NaN becomes fp8NaN(d).
+uint8_t convertToFP8(DType d, float f, bool towardZero);
+
+/// f rounded toward zero to f16 / bf16 (cvt.rz), held as a float: finite values never
+/// overflow to infinity; infinities and NaN stay what they are.
+inline float roundHalfTowardZero(float f) {
+  uint32_t u = floatBits(f);
+  uint32_t abs = u & 0x7FFFFFFF;
+  if (abs >= 0x7F800000)
+    return f;
+  if (abs > 0x477FE000) // above 65504, the largest finite half
+    return bitsFloat((u & 0x80000000) | 0x477FE000);
+  if (abs < 0x38800000) // below 2^-14: the half quantum is 2^-24
+    return std::copysign(std::trunc(bitsFloat(abs) * 16777216.0f) * 5.9604644775390625e-8f, f);
+  return bitsFloat(u & ~uint32_t(0x1FFF));
+}
+inline float roundBF16TowardZero(float f) {
+  return std::isnan(f) ? f : bitsFloat(floatBits(f) & 0xFFFF0000u);
+}
+
+/// A double rounded to float with round-to-odd: rounding that float once more to a
+/// format of at most 22 bits of precision gives the correctly rounded result (a
+/// float keeps p + 2 bits for every narrow type), so double -> f16 rounds once.
+inline float floatRoundToOdd(double v) {
+  float f = float(v);
+  if (double(f) != v && !std::isnan(v) && !std::isinf(f) && (floatBits(f) & 1) == 0)
+    f = std::nextafter(f, v > double(f) ? INFINITY : -INFINITY);
+  return f;
+}
+/// A double rounded toward zero to float (finite values saturate at FLT_MAX).
+inline float floatTowardZero(double v) {
+  float f = float(v);
+  if (!std::isnan(v) && std::fabs(double(f)) > std::fabs(v))
+    f = std::nextafter(f, 0.0f);
+  return f;
+}
 
 /// Rounds a float to the nearest value of narrow type D (identity for others).
 template <DType D> inline Repr<D> roundTo(Repr<D> v) {

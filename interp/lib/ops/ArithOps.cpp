@@ -169,6 +169,37 @@ template <DType D, DivKind K> void divKernel(Frame &f, const Instr &in) {
   }
 }
 
+/// arith.mulsi_extended / mului_extended: the low and high halves of the
+/// double-width product.
+template <DType D, bool Signed> void mulExtendedKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  using U = UnsignedRepr<D>;
+  constexpr unsigned bits = bitWidth<D>();
+  const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
+  T *lo = f.at<T>(in.results[0]), *hi = f.at<T>(in.results[1]);
+  for (int64_t i = 0; i < in.n; ++i) {
+    __int128 p = Signed
+                     ? __int128(signedValue<D>(a[i])) * signedValue<D>(b[i])
+                     : __int128((unsigned __int128)unsignedValue<D>(a[i]) * unsignedValue<D>(b[i]));
+    lo[i] = wrap<D>(T(U(uint64_t(p))));
+    hi[i] = wrap<D>(T(U(uint64_t(p >> bits))));
+  }
+}
+
+template <bool Signed> bool lowerMulExtended(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
+  SlotId lo = L.def(op->getResult(0), op), hi = L.def(op->getResult(1), op);
+  if (lo == kNoSlot || hi == kNoSlot)
+    return false;
+  ExecFn fn = visitInt(L.slot(lo).dtype, [](auto tag) -> ExecFn {
+    return &mulExtendedKernel<decltype(tag)::value, Signed>;
+  });
+  if (!fn)
+    return L.error(op, "operands must be integers");
+  L.emit(op, fn, {a, b}, {lo, hi});
+  return true;
+}
+
 template <DivKind K> bool lowerDiv(mlir::Operation *op, Lowerer &L) {
   SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
   SlotId r = L.def(op->getResult(0), op);
@@ -356,10 +387,14 @@ enum class Cast { ExtSI, ExtUI, TruncI, SIToFP, UIToFP, FPToSI, FPToUI, ExtF, Tr
 template <DType D> Repr<D> roundFromDouble(double v) {
   if constexpr (D == DType::F64) {
     return v;
+  } else if constexpr (D == DType::F32) {
+    return float(v); // one rounding, to nearest even
   } else {
-    float f = float(v);
-    if (double(f) != v && !std::isnan(v) && !std::isinf(f) && (floatBits(f) & 1) == 0)
-      f = std::nextafter(f, v > double(f) ? INFINITY : -INFINITY);
+    float f = floatRoundToOdd(v);
+    // Narrowing to fp8 saturates as tt.fp_to_fp's rtne does (Triton never lowers
+    // arith.truncf to fp8 itself; docs/semantics.md).
+    if constexpr (isFP8(D))
+      return fp8ToFloat(D, convertToFP8(D, f, /*towardZero=*/false));
     return roundTo<D>(f);
   }
 }
@@ -502,6 +537,8 @@ void registerArithOps(OpTable &t) {
   t.add("arith.shli", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<ShLI>(op, L, Ints); });
   t.add("arith.shrui", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<ShRUI>(op, L, Ints); });
   t.add("arith.shrsi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<ShRSI>(op, L, Ints); });
+  t.add("arith.mulsi_extended", &lowerMulExtended<true>);
+  t.add("arith.mului_extended", &lowerMulExtended<false>);
   t.add("arith.divsi", &lowerDiv<DivKind::DivSI>);
   t.add("arith.divui", &lowerDiv<DivKind::DivUI>);
   t.add("arith.remsi", &lowerDiv<DivKind::RemSI>);

@@ -9,6 +9,8 @@
 #include "OpSupport.h"
 
 #include <cmath>
+#include <limits>
+#include <optional>
 
 namespace ttinterp::interp {
 namespace {
@@ -36,6 +38,7 @@ TTINTERP_UNARY(Cos, std::cos(x))
 TTINTERP_UNARY(Tan, std::tan(x))
 TTINTERP_UNARY(Tanh, std::tanh(x))
 TTINTERP_UNARY(Erf, std::erf(x))
+TTINTERP_UNARY(Erfc, std::erfc(x))
 TTINTERP_UNARY(Floor, std::floor(x))
 TTINTERP_UNARY(Ceil, std::ceil(x))
 TTINTERP_UNARY(Trunc, std::trunc(x))
@@ -82,6 +85,134 @@ struct MulHiUI {
   }
 };
 
+/// Bit counts (math.ctlz/cttz/ctpop); a zero operand counts the whole width.
+template <int Which> struct BitCount {
+  template <DType D> static Repr<D> apply(Repr<D> x) {
+    constexpr int bits = D == DType::I1 ? 1 : int(sizeof(Repr<D>) * 8);
+    uint64_t u = unsignedValue<D>(x);
+    int n;
+    if constexpr (Which == 0)
+      n = u == 0 ? bits : __builtin_clzll(u) - (64 - bits);
+    else if constexpr (Which == 1)
+      n = u == 0 ? bits : __builtin_ctzll(u);
+    else
+      n = __builtin_popcountll(u);
+    return wrap<D>(Repr<D>(n));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// tt.clampf
+//===----------------------------------------------------------------------===//
+
+/// How a clampf is lowered on sm_90 (Triton's ClampFOpConversion).
+enum class Clamp {
+  Num,     ///< propagateNan = none: minnum(maxnum(x, lo), hi); a NaN x gives lo.
+  Nan,     ///< propagateNan = all: minimum(maximum(x, lo), hi); any NaN gives NaN.
+  Clip,    ///< clamp(x, -c, c) recognised as fmin.xorsign.abs(x, c): a NaN x gives
+           ///< |c| with the sign of x xor the sign of c.
+  ClipNan, ///< ... with .NaN: NaN when x or c is NaN.
+};
+
+template <DType D, Clamp C> void clampKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  const T *x = f.at<T>(in.operands[0]), *lo = f.at<T>(in.operands[1]),
+          *hi = f.at<T>(in.operands[2]);
+  T *r = f.at<T>(in.results[0]);
+  constexpr T nan = std::numeric_limits<T>::quiet_NaN();
+  for (int64_t i = 0; i < in.n; ++i) {
+    T a = x[i], l = lo[i], h = hi[i], v;
+    if constexpr (C == Clamp::Num) {
+      v = std::fmin(std::fmax(a, l), h);
+    } else if constexpr (C == Clamp::Nan) {
+      // IEEE maximum/minimum: NaN wins, and -0 < +0.
+      T m = a == l ? (std::signbit(a) ? l : a) : (a > l ? a : l);
+      m = m == h ? (std::signbit(m) ? m : h) : (m < h ? m : h);
+      v = std::isnan(a) || std::isnan(l) || std::isnan(h) ? nan : m;
+    } else {
+      bool negative = std::signbit(a) != std::signbit(h);
+      T m;
+      if (std::isnan(a) || std::isnan(h))
+        m = C == Clamp::ClipNan || (std::isnan(a) && std::isnan(h)) ? nan
+            : std::isnan(a)                                         ? std::fabs(h)
+                                                                    : std::fabs(a);
+      else
+        m = std::fmin(std::fabs(a), std::fabs(h));
+      v = std::isnan(m) ? m : std::copysign(m, negative ? T(-1) : T(1));
+    }
+    r[i] = roundTo<D>(v);
+  }
+}
+
+/// The splat value of a float constant (dense splat or scalar), if `v` is one.
+std::optional<double> splatConstant(mlir::Value v) {
+  mlir::Operation *def = v.getDefiningOp();
+  if (!def || def->getName().getStringRef() != "arith.constant")
+    return std::nullopt;
+  mlir::Attribute value = def->getAttr("value");
+  if (auto dense = mlir::dyn_cast_or_null<mlir::DenseFPElementsAttr>(value))
+    if (dense.isSplat())
+      return dense.getSplatValue<llvm::APFloat>().convertToDouble();
+  if (auto f = mlir::dyn_cast_or_null<mlir::FloatAttr>(value))
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
+
+mlir::Operation *definedBy(mlir::Value v, llvm::StringRef name) {
+  mlir::Operation *def = v.getDefiningOp();
+  return def && def->getName().getStringRef() == name ? def : nullptr;
+}
+
+/// Triton's isClipPattern (sm_90+): the lower bound is -(upper bound), spelled as
+/// negf of it (also under splats), 0 - it, or two constants c and -c.
+bool isClipPattern(mlir::Operation *op) {
+  mlir::Value lo = op->getOperand(1), hi = op->getOperand(2);
+  if (mlir::Operation *neg = definedBy(lo, "arith.negf"); neg && neg->getOperand(0) == hi)
+    return true;
+  mlir::Operation *loSplat = definedBy(lo, "tt.splat"), *hiSplat = definedBy(hi, "tt.splat");
+  if (loSplat && hiSplat)
+    if (mlir::Operation *neg = definedBy(loSplat->getOperand(0), "arith.negf");
+        neg && neg->getOperand(0) == hiSplat->getOperand(0))
+      return true;
+  if (mlir::Operation *sub = definedBy(lo, "arith.subf"); sub && sub->getOperand(1) == hi) {
+    std::optional<double> zero = splatConstant(sub->getOperand(0));
+    if (zero && *zero == 0.0)
+      return true;
+  }
+  std::optional<double> l = splatConstant(lo), h = splatConstant(hi);
+  return l && h && *l == -*h;
+}
+
+bool lowerClampF(mlir::Operation *op, Lowerer &L) {
+  SlotId x = L.use(op->getOperand(0)), lo = L.use(op->getOperand(1)), hi = L.use(op->getOperand(2));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  bool propagate = intAttr(op, "propagateNan", 0) != 0; // none = 0, all = 0xFFFF
+  DType d = L.slot(r).dtype;
+  // fmin.xorsign.abs exists for f32, f16 and bf16 only.
+  bool clip = (d == DType::F32 || d == DType::F16 || d == DType::BF16) && isClipPattern(op);
+  Clamp mode =
+      clip ? (propagate ? Clamp::ClipNan : Clamp::Clip) : (propagate ? Clamp::Nan : Clamp::Num);
+  ExecFn fn = visitFloat(d, [&](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    switch (mode) {
+    case Clamp::Num:
+      return &clampKernel<D, Clamp::Num>;
+    case Clamp::Nan:
+      return &clampKernel<D, Clamp::Nan>;
+    case Clamp::Clip:
+      return &clampKernel<D, Clamp::Clip>;
+    default:
+      return &clampKernel<D, Clamp::ClipNan>;
+    }
+  });
+  if (!fn)
+    return L.error(op, "operands must be floats");
+  L.emit(op, fn, {x, lo, hi}, {r});
+  return true;
+}
+
 template <DType D> void fmaKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]), *c = f.at<T>(in.operands[2]);
@@ -127,6 +258,7 @@ void registerMathOps(OpTable &t) {
   t.add("math.tan", &unaryF<Tan>);
   t.add("math.tanh", &unaryF<Tanh>);
   t.add("math.erf", &unaryF<Erf>);
+  t.add("math.erfc", &unaryF<Erfc>);
   t.add("math.floor", &unaryF<Floor>);
   t.add("math.ceil", &unaryF<Ceil>);
   t.add("math.trunc", &unaryF<Trunc>);
@@ -143,6 +275,13 @@ void registerMathOps(OpTable &t) {
   t.add("math.copysign", &binaryF<CopySign>);
   t.add("math.fma", &lowerFma);
   t.add("math.absi", [](mlir::Operation *op, Lowerer &L) { return lowerUnary<AbsI>(op, L, Ints); });
+  t.add("math.ctlz",
+        [](mlir::Operation *op, Lowerer &L) { return lowerUnary<BitCount<0>>(op, L, Ints); });
+  t.add("math.cttz",
+        [](mlir::Operation *op, Lowerer &L) { return lowerUnary<BitCount<1>>(op, L, Ints); });
+  t.add("math.ctpop",
+        [](mlir::Operation *op, Lowerer &L) { return lowerUnary<BitCount<2>>(op, L, Ints); });
+  t.add("tt.clampf", &lowerClampF);
   t.add("tt.precise_sqrt", &unaryF<Sqrt>);
   t.add("tt.precise_divf", &binaryF<DivF>);
   t.add("tt.mulhiui", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MulHiUI>(op, L, Ints); });

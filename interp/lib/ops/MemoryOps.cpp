@@ -6,22 +6,39 @@
 // the op is stored.
 //
 //===----------------------------------------------------------------------===//
+#include "BlockPointerOps.h"
 #include "OpSupport.h"
 
 #include "ttinterp/frontend/Dialect.h"
 
+#include <cstring>
+
 namespace ttinterp::interp {
 namespace {
 
-struct AccessData {
-  bool hasMask = false;
-  bool hasOther = false;
-};
+/// True when D's bytes in memory are its compute representation (no
+/// conversion: i8..i64, f32, f64), so runs move with memcpy.
+template <DType D> constexpr bool sameLayout() {
+  return sizeof(Repr<D>) == byteSize(D) && D != DType::I1 && D != DType::Ptr;
+}
 
 void reportAccessFault(Frame &f, const Instr &in, uint64_t p, uint32_t size, int64_t lane,
                        const char *what) {
   f.fail(in.site, "out_of_bounds",
          std::string(what) + " " + f.memory->describeFault(p, size), lane);
+}
+
+/// Length of the run of active, consecutive lanes starting at active lane i:
+/// lanes whose pointers step by exactly one element. Most real loads and
+/// stores are one such run per row, so they translate, bounds-check and mark
+/// dirty once per run instead of once per lane.
+template <bool HasMask>
+inline int64_t contiguousRun(const uint64_t *p, const uint8_t *mask, int64_t i, int64_t n,
+                             uint64_t size) {
+  int64_t j = i + 1;
+  while (j < n && (!HasMask || mask[j]) && p[j] == p[j - 1] + size)
+    ++j;
+  return j - i;
 }
 
 template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const Instr &in) {
@@ -32,18 +49,32 @@ template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const 
   const T *other = HasOther ? f.at<T>(in.operands[2]) : nullptr;
   T *r = f.at<T>(in.results[0]);
   const LaunchMemory &mem = *f.memory;
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0; i < in.n;) {
     if (HasMask && !mask[i]) {
       // A masked-off lane without `other` is undefined on the GPU; 0 here.
       r[i] = HasOther ? other[i] : T(0);
+      ++i;
       continue;
     }
-    const uint8_t *h = mem.translate(p[i], size);
-    if (!h) {
-      reportAccessFault(f, in, p[i], size, i, "load of");
-      return;
+    int64_t run = contiguousRun<HasMask>(p, mask, i, in.n, size);
+    if (const uint8_t *h = mem.translateForRead(p[i], uint32_t(run * size))) {
+      if constexpr (sameLayout<D>())
+        std::memcpy(r + i, h, size_t(run) * size); // memory and compute layouts agree
+      else
+        for (int64_t k = 0; k < run; ++k)
+          r[i + k] = loadElement<D>(h + k * size);
+      i += run;
+      continue;
     }
-    r[i] = loadElement<D>(h);
+    // Part of the run is out of bounds: find the lane, lane by lane.
+    for (int64_t end = i + run; i < end; ++i) {
+      const uint8_t *h = mem.translateForRead(p[i], size);
+      if (!h) {
+        reportAccessFault(f, in, p[i], size, i, "load of");
+        return;
+      }
+      r[i] = loadElement<D>(h);
+    }
   }
 }
 
@@ -56,18 +87,34 @@ template <DType D, bool HasMask> void storeKernel(Frame &f, const Instr &in) {
   int64_t n = f.slot(in.operands[0]).numel;
   const LaunchMemory &mem = *f.memory;
   // Check every lane first: a faulting store writes nothing.
-  for (int64_t i = 0; i < n; ++i) {
-    if (HasMask && !mask[i])
+  for (int64_t i = 0; i < n;) {
+    if (HasMask && !mask[i]) {
+      ++i;
       continue;
-    if (!mem.translate(p[i], size)) {
-      reportAccessFault(f, in, p[i], size, i, "store to");
-      return;
     }
+    int64_t run = contiguousRun<HasMask>(p, mask, i, n, size);
+    if (!mem.translate(p[i], uint32_t(run * size))) {
+      for (int64_t end = i + run; i < end; ++i)
+        if (!mem.translate(p[i], size)) {
+          reportAccessFault(f, in, p[i], size, i, "store to");
+          return;
+        }
+    }
+    i += run;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    if (HasMask && !mask[i])
+  for (int64_t i = 0; i < n;) {
+    if (HasMask && !mask[i]) {
+      ++i;
       continue;
-    storeElement<D>(mem.translateForWrite(p[i], size), v[i]);
+    }
+    int64_t run = contiguousRun<HasMask>(p, mask, i, n, size);
+    uint8_t *h = mem.translateForWrite(p[i], uint32_t(run * size));
+    if constexpr (sameLayout<D>())
+      std::memcpy(h, v + i, size_t(run) * size);
+    else
+      for (int64_t k = 0; k < run; ++k)
+        storeElement<D>(h + k * size, v[i + k]);
+    i += run;
   }
 }
 
@@ -85,11 +132,12 @@ std::optional<DType> pointeeDType(mlir::Type t) {
 }
 
 bool lowerLoad(mlir::Operation *op, Lowerer &L) {
-  if (op->getAttr("boundaryCheck") && mlir::cast<mlir::DenseI32ArrayAttr>(op->getAttr("boundaryCheck")).size() > 0)
-    return L.error(op, "block-pointer loads are not supported yet");
+  // A block pointer carries its own shape, strides and bounds.
+  if (mlir::triton::isTensorPointerType(op->getOperand(0).getType()))
+    return lowerBlockPointerLoad(op, L);
   std::optional<DType> d = pointeeDType(op->getOperand(0).getType());
   if (!d)
-    return L.error(op, "loads through block pointers or descriptors are not supported yet");
+    return L.error(op, "unsupported pointer operand");
   unsigned nOps = op->getNumOperands();
   SlotId p = L.use(op->getOperand(0));
   SlotId mask = nOps > 1 ? L.use(op->getOperand(1)) : kNoSlot;
@@ -115,11 +163,11 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
 }
 
 bool lowerStore(mlir::Operation *op, Lowerer &L) {
-  if (op->getAttr("boundaryCheck") && mlir::cast<mlir::DenseI32ArrayAttr>(op->getAttr("boundaryCheck")).size() > 0)
-    return L.error(op, "block-pointer stores are not supported yet");
+  if (mlir::triton::isTensorPointerType(op->getOperand(0).getType()))
+    return lowerBlockPointerStore(op, L);
   std::optional<DType> d = pointeeDType(op->getOperand(0).getType());
   if (!d)
-    return L.error(op, "stores through block pointers or descriptors are not supported yet");
+    return L.error(op, "unsupported pointer operand");
   bool hasMask = op->getNumOperands() > 2;
   std::vector<SlotId> operands{L.use(op->getOperand(0)), L.use(op->getOperand(1))};
   if (hasMask)

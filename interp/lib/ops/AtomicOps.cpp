@@ -1,0 +1,282 @@
+//===- AtomicOps.cpp - tt.atomic_rmw and tt.atomic_cas on the launch's shadows -===//
+//
+// Each lane is one atomic read-modify-write on the shadow, done with the
+// compiler's __atomic builtins so that programs running on other threads see
+// it whole (C++17 has no atomic_ref). Kinds the hardware has (add, and, or,
+// xor, exchange on integers) map to fetch-ops; the rest (signed/unsigned
+// max/min, float add/max/min, 16-bit floats) are compare-and-swap loops on the
+// element's bits. Within one op the lanes are applied in lane order, which
+// fixes the returned old values when several lanes hit one address. Every
+// access is checked first: a faulting lane stops the program before anything
+// of the op happened. All orderings are sequentially consistent, which is at
+// least as strong as any `sem`/`scope` the op asks for.
+//
+//===----------------------------------------------------------------------===//
+#include "OpSupport.h"
+
+#include "ttinterp/frontend/Dialect.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <type_traits>
+
+namespace ttinterp::interp {
+namespace {
+
+/// RMWOp as TTIR numbers it.
+enum class Rmw { And = 1, Or, Xor, Add, FAdd, Max, Min, UMax, UMin, Xchg };
+
+/// The unsigned integer holding one element's bits in memory.
+template <DType D>
+using Bits = std::conditional_t<
+    byteSize(D) == 1, uint8_t,
+    std::conditional_t<byteSize(D) == 2, uint16_t,
+                       std::conditional_t<byteSize(D) == 4, uint32_t, uint64_t>>>;
+
+template <DType D> Bits<D> encode(Repr<D> v) {
+  Bits<D> b;
+  storeElement<D>(reinterpret_cast<uint8_t *>(&b), v);
+  return b;
+}
+template <DType D> Repr<D> decode(Bits<D> b) {
+  return loadElement<D>(reinterpret_cast<const uint8_t *>(&b));
+}
+
+/// atom.add.f32 on global memory flushes subnormal inputs and results to a
+/// zero of the same sign (PTX ISA, atom); f16/bf16 (.noftz) and f64 do not.
+inline float flushSubnormal(float x) {
+  return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+}
+
+/// The new contents of an element for the kinds done as a CAS loop.
+template <DType D, Rmw K> Repr<D> combine(Repr<D> old, Repr<D> v) {
+  if constexpr (isFloat(D)) {
+    if constexpr (K == Rmw::Max)
+      return std::fmax(old, v); // IEEE maxNum: a NaN operand is ignored
+    else if constexpr (K == Rmw::Min)
+      return std::fmin(old, v);
+    else if constexpr (D == DType::F32)
+      return flushSubnormal(flushSubnormal(old) + flushSubnormal(v));
+    else
+      return old + v; // f16/bf16 are rounded once by encode()
+  } else {
+    using U = UnsignedRepr<D>;
+    if constexpr (K == Rmw::Max)
+      return old > v ? old : v;
+    else if constexpr (K == Rmw::Min)
+      return old < v ? old : v;
+    else if constexpr (K == Rmw::UMax)
+      return U(old) > U(v) ? old : v;
+    else
+      return U(old) < U(v) ? old : v;
+  }
+}
+
+/// One atomic update of the element at `host`; returns its old value.
+template <DType D, Rmw K> Repr<D> atomicUpdate(uint8_t *host, Repr<D> v) {
+  using B = Bits<D>;
+  B *addr = reinterpret_cast<B *>(host);
+  if constexpr (K == Rmw::Xchg) {
+    return decode<D>(__atomic_exchange_n(addr, encode<D>(v), __ATOMIC_SEQ_CST));
+  } else if constexpr (isInteger(D) && K == Rmw::Add) {
+    return decode<D>(__atomic_fetch_add(addr, encode<D>(v), __ATOMIC_SEQ_CST));
+  } else if constexpr (K == Rmw::And) {
+    return decode<D>(__atomic_fetch_and(addr, encode<D>(v), __ATOMIC_SEQ_CST));
+  } else if constexpr (K == Rmw::Or) {
+    return decode<D>(__atomic_fetch_or(addr, encode<D>(v), __ATOMIC_SEQ_CST));
+  } else if constexpr (K == Rmw::Xor) {
+    return decode<D>(__atomic_fetch_xor(addr, encode<D>(v), __ATOMIC_SEQ_CST));
+  } else {
+    B old = __atomic_load_n(addr, __ATOMIC_RELAXED);
+    // On failure `old` is reloaded with the current contents.
+    while (!__atomic_compare_exchange_n(addr, &old, encode<D>(combine<D, K>(decode<D>(old), v)),
+                                        /*weak=*/false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+    }
+    return decode<D>(old);
+  }
+}
+
+/// Checks every active lane's access before anything happens, as stores do.
+bool checkLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mask, int64_t n,
+                uint32_t size) {
+  const LaunchMemory &mem = *f.memory;
+  for (int64_t i = 0; i < n; ++i) {
+    if (mask && !mask[i])
+      continue;
+    if (!mem.translate(p[i], size)) {
+      f.fail(in.site, "out_of_bounds", "atomic access to " + mem.describeFault(p[i], size), i);
+      return false;
+    }
+    // The GPU traps on a misaligned atomic; the host's atomics need alignment too.
+    if (tagged::address(p[i]) % size != 0) {
+      f.fail(in.site, "misaligned_address",
+             fmt::format("atomic access to address 0x{:x}, which is not a multiple of its "
+                         "{}-byte element",
+                         tagged::address(p[i]), size),
+             i);
+      return false;
+    }
+  }
+  return true;
+}
+
+template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  constexpr uint32_t size = uint32_t(byteSize(D));
+  const uint64_t *p = f.at<uint64_t>(in.operands[0]);
+  const T *v = f.at<T>(in.operands[1]);
+  const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr;
+  T *r = f.at<T>(in.results[0]);
+  if (!checkLanes(f, in, p, mask, in.n, size))
+    return;
+  const LaunchMemory &mem = *f.memory;
+  for (int64_t i = 0; i < in.n; ++i) {
+    if (HasMask && !mask[i]) {
+      r[i] = T(0); // undefined on the GPU (the predicated-off atom writes no register)
+      continue;
+    }
+    r[i] = atomicUpdate<D, K>(mem.translateForWrite(p[i], size), v[i]);
+  }
+}
+
+template <DType D> void casKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  using B = Bits<D>;
+  constexpr uint32_t size = uint32_t(byteSize(D));
+  const uint64_t *p = f.at<uint64_t>(in.operands[0]);
+  const T *cmp = f.at<T>(in.operands[1]);
+  const T *val = f.at<T>(in.operands[2]);
+  T *r = f.at<T>(in.results[0]);
+  if (!checkLanes(f, in, p, nullptr, in.n, size))
+    return;
+  const LaunchMemory &mem = *f.memory;
+  for (int64_t i = 0; i < in.n; ++i) {
+    // atom.cas compares bits (so -0.0 and +0.0 differ for floats).
+    B expected = encode<D>(cmp[i]);
+    B *addr = reinterpret_cast<B *>(mem.translate(p[i], size));
+    if (__atomic_compare_exchange_n(addr, &expected, encode<D>(val[i]), /*weak=*/false,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+      mem.translateForWrite(p[i], size); // only a successful swap writes
+    r[i] = decode<D>(expected);          // the old contents either way
+  }
+}
+
+/// Whether the hardware (and Triton) has kind K on element type D.
+template <DType D, Rmw K> constexpr bool validKind() {
+  if constexpr (isInteger(D))
+    return D != DType::I1 && K != Rmw::FAdd;
+  else if constexpr (isFloat(D) && !isFP8(D))
+    return K == Rmw::Add || K == Rmw::FAdd || K == Rmw::Max || K == Rmw::Min || K == Rmw::Xchg;
+  else
+    return false;
+}
+
+template <DType D, Rmw K> ExecFn rmwFn(bool hasMask) {
+  if constexpr (validKind<D, K>()) {
+    // An integer `add` on floats means fadd.
+    constexpr Rmw Kind = isFloat(D) && K == Rmw::Add ? Rmw::FAdd : K;
+    return hasMask ? &rmwKernel<D, Kind, true> : &rmwKernel<D, Kind, false>;
+  } else {
+    return nullptr;
+  }
+}
+
+template <DType D> ExecFn pickRmw(int kind, bool hasMask) {
+  switch (Rmw(kind)) {
+  case Rmw::And:
+    return rmwFn<D, Rmw::And>(hasMask);
+  case Rmw::Or:
+    return rmwFn<D, Rmw::Or>(hasMask);
+  case Rmw::Xor:
+    return rmwFn<D, Rmw::Xor>(hasMask);
+  case Rmw::Add:
+    return rmwFn<D, Rmw::Add>(hasMask);
+  case Rmw::FAdd:
+    return rmwFn<D, Rmw::FAdd>(hasMask);
+  case Rmw::Max:
+    return rmwFn<D, Rmw::Max>(hasMask);
+  case Rmw::Min:
+    return rmwFn<D, Rmw::Min>(hasMask);
+  case Rmw::UMax:
+    return rmwFn<D, Rmw::UMax>(hasMask);
+  case Rmw::UMin:
+    return rmwFn<D, Rmw::UMin>(hasMask);
+  case Rmw::Xchg:
+    return rmwFn<D, Rmw::Xchg>(hasMask);
+  }
+  return nullptr;
+}
+
+/// The element type behind a pointer-typed value (scalar or tensor of pointers).
+std::optional<DType> pointeeDType(mlir::Type t) {
+  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t))
+    t = tensor.getElementType();
+  auto pointer = mlir::dyn_cast<mlir::triton::PointerType>(t);
+  if (!pointer || mlir::isa<mlir::RankedTensorType>(pointer.getPointeeType()))
+    return std::nullopt;
+  return Lowerer::dtypeOf(pointer.getPointeeType());
+}
+
+/// Checks that the pointer points to the result's element type; returns the result slot.
+SlotId defineResult(mlir::Operation *op, Lowerer &L) {
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return kNoSlot;
+  std::optional<DType> pointee = pointeeDType(op->getOperand(0).getType());
+  if (!pointee || *pointee != L.slot(r).dtype) {
+    L.error(op, "the pointer must point to elements of the result's type");
+    return kNoSlot;
+  }
+  return r;
+}
+
+bool lowerAtomicRMW(mlir::Operation *op, Lowerer &L) {
+  int kind = int(intAttr(op, "atomic_rmw_op", -1));
+  bool hasMask = op->getNumOperands() > 2;
+  std::vector<SlotId> operands{L.use(op->getOperand(0)), L.use(op->getOperand(1))};
+  if (hasMask)
+    operands.push_back(L.use(op->getOperand(2)));
+  SlotId r = defineResult(op, L);
+  if (r == kNoSlot)
+    return false;
+  DType d = L.slot(r).dtype;
+  auto pick = [&](auto tag) -> ExecFn { return pickRmw<decltype(tag)::value>(kind, hasMask); };
+  ExecFn fn = isInteger(d) ? visitInt(d, pick) : visitFloat(d, pick);
+  if (!fn)
+    return L.error(op, fmt::format("atomic kind {} is not supported on {} elements", kind,
+                                   std::string(name(d))));
+  L.emit(op, fn, operands, {r});
+  return true;
+}
+
+bool lowerAtomicCAS(mlir::Operation *op, Lowerer &L) {
+  std::vector<SlotId> operands{L.use(op->getOperand(0)), L.use(op->getOperand(1)),
+                               L.use(op->getOperand(2))};
+  SlotId r = defineResult(op, L);
+  if (r == kNoSlot)
+    return false;
+  DType d = L.slot(r).dtype;
+  auto pick = [](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    if constexpr (D == DType::I1 || isFP8(D))
+      return nullptr;
+    else
+      return &casKernel<D>;
+  };
+  ExecFn fn = isInteger(d) ? visitInt(d, pick) : visitFloat(d, pick);
+  if (!fn)
+    return L.error(
+        op, fmt::format("compare-and-swap is not supported on {} elements", std::string(name(d))));
+  L.emit(op, fn, operands, {r});
+  return true;
+}
+
+} // namespace
+
+void registerAtomicOps(OpTable &t) {
+  t.add("tt.atomic_rmw", &lowerAtomicRMW);
+  t.add("tt.atomic_cas", &lowerAtomicCAS);
+}
+
+} // namespace ttinterp::interp

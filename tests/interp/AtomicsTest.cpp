@@ -1,0 +1,331 @@
+//===- AtomicsTest.cpp - tt.atomic_rmw and tt.atomic_cas on hand-written TTIR -===//
+//
+// Expected memory contents and returned old values are worked out by hand from
+// PTX's atom semantics (two's complement, unsigned compares for umax/umin, IEEE
+// round to nearest, subnormal flushing of atom.add.f32).
+//
+//===----------------------------------------------------------------------===//
+#include "Harness.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+using namespace ttinterp;
+using namespace ttinterp::test;
+
+namespace {
+std::string substitute(std::string text, const std::map<std::string, std::string> &values) {
+  for (const auto &[key, value] : values)
+    for (size_t at = text.find(key); at != std::string::npos;
+         at = text.find(key, at + value.size()))
+      text.replace(at, key.size(), value);
+  return text;
+}
+
+/// @k(%mem, %out): an 8-lane tt.atomic_rmw KIND whose lane i hits mem[IDX[i]] with
+/// VALS[i] (under MASK when given); the old values go to out[0..8).
+std::string rmwKernel(const std::string &type, const std::string &kind, const std::string &idx,
+                      const std::string &vals, const std::string &mask = "") {
+  std::string t = R"(
+module {
+  tt.func public @k(%mem: !tt.ptr<T>, %out: !tt.ptr<T>) {
+    %range = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %idx = arith.constant dense<IDX> : tensor<8xi32>
+    %mbase = tt.splat %mem : !tt.ptr<T> -> tensor<8x!tt.ptr<T>>
+    %mp = tt.addptr %mbase, %idx : tensor<8x!tt.ptr<T>>, tensor<8xi32>
+    %v = arith.constant dense<VALS> : tensor<8xT>
+    MASKDEF
+    %old = tt.atomic_rmw KIND, acq_rel, gpu, %mp, %v MASKUSE : (tensor<8x!tt.ptr<T>>, tensor<8xT>MASKTY) -> tensor<8xT> loc(#at)
+    %obase = tt.splat %out : !tt.ptr<T> -> tensor<8x!tt.ptr<T>>
+    %op = tt.addptr %obase, %range : tensor<8x!tt.ptr<T>>, tensor<8xi32>
+    tt.store %op, %old : tensor<8x!tt.ptr<T>>
+    tt.return
+  }
+}
+#at = loc("atomics.py":7:12)
+)";
+  bool masked = !mask.empty();
+  return substitute(
+      t, {{"MASKDEF", masked ? "%m = arith.constant dense<" + mask + "> : tensor<8xi1>" : ""},
+          {"MASKUSE", masked ? ", %m" : ""},
+          {"MASKTY", masked ? ", tensor<8xi1>" : ""},
+          {"KIND", kind},
+          {"IDX", idx},
+          {"VALS", vals},
+          {"T", type}});
+}
+
+/// Runs a two-argument kernel on `mem` and `out`; returns the fault, if any.
+template <class T>
+std::optional<interp::Fault> runRmw(const std::string &ttir, std::vector<T> &mem,
+                                    std::vector<T> &out, DType dtype, unsigned threads = 1) {
+  LoadedKernel k = loadKernel(ttir);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  LaunchResult r =
+      launch(*k.kernel, {pointer("mem", viewOf(mem, dtype)), pointer("out", viewOf(out, dtype))},
+             {ptrArg(0), ptrArg(1)}, {1, 1, 1}, threads);
+  REQUIRE(r.error.empty());
+  return r.fault;
+}
+
+constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
+constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
+} // namespace
+
+TEST_CASE("every integer atomic kind on i32 returns the old value and updates memory") {
+  const std::vector<int32_t> init = {5, -3, 0x0F0F, kMax, -1, 7, 100, 0};
+  const std::string vals = "[3, -4, 255, 1, 1, -7, 200, -1]";
+  // New contents by hand (v = 3, -4, 0xFF, 1, 1, -7, 200, -1 against init).
+  std::map<std::string, std::vector<int32_t>> want = {
+      {"add", {8, -7, 0x100E, kMin, 0, 0, 300, -1}}, // INT_MAX + 1 wraps
+      {"and", {1, -4, 0x000F, 1, 1, 1, 64, 0}},
+      {"or", {7, -3, 0x0FFF, kMax, -1, -1, 236, -1}},
+      {"xor", {6, 1, 0x0FF0, kMax - 1, -2, -2, 172, -1}},
+      {"max", {5, -3, 0x0F0F, kMax, 1, 7, 200, 0}},
+      {"min", {3, -4, 0xFF, 1, -1, -7, 100, -1}},
+      // Unsigned: -1 is 0xFFFFFFFF, the largest; -7 is 0xFFFFFFF9.
+      {"umax", {5, -3, 0x0F0F, kMax, -1, -7, 200, -1}},
+      {"umin", {3, -4, 0xFF, 1, 1, 7, 100, 0}},
+      {"exch", {3, -4, 0xFF, 1, 1, -7, 200, -1}},
+  };
+  for (const auto &[kind, expect] : want) {
+    INFO(kind);
+    std::vector<int32_t> mem = init, out(8, 99);
+    REQUIRE_FALSE(
+        runRmw(rmwKernel("i32", kind, "[0, 1, 2, 3, 4, 5, 6, 7]", vals), mem, out, DType::I32));
+    CHECK(mem == expect);
+    CHECK(out == init);
+  }
+}
+
+TEST_CASE("i64 atomics wrap and compare unsigned for umax/umin") {
+  const int64_t big = int64_t(1) << 40;
+  const std::vector<int64_t> init = {
+      std::numeric_limits<int64_t>::max(), -1, big, -big, 0, 0, 0, 0};
+  std::string vals = "[1, 1, -1099511627776, 1099511627776, 0, 0, 0, 0]";
+  std::vector<int64_t> mem = init, out(8);
+  REQUIRE_FALSE(
+      runRmw(rmwKernel("i64", "add", "[0, 1, 2, 3, 4, 5, 6, 7]", vals), mem, out, DType::I64));
+  CHECK(mem == std::vector<int64_t>{std::numeric_limits<int64_t>::min(), 0, 0, 0, 0, 0, 0, 0});
+  CHECK(out == init);
+  mem = init;
+  REQUIRE_FALSE(
+      runRmw(rmwKernel("i64", "umax", "[0, 1, 2, 3, 4, 5, 6, 7]", vals), mem, out, DType::I64));
+  // umax(2^40, -2^40) is -2^40 (0xFFFFFF0000000000); umax(-1, 1) is -1.
+  CHECK(mem ==
+        std::vector<int64_t>{std::numeric_limits<int64_t>::max(), -1, -big, -big, 0, 0, 0, 0});
+  mem = init;
+  REQUIRE_FALSE(
+      runRmw(rmwKernel("i64", "umin", "[0, 1, 2, 3, 4, 5, 6, 7]", vals), mem, out, DType::I64));
+  CHECK(mem == std::vector<int64_t>{1, 1, big, big, 0, 0, 0, 0});
+}
+
+TEST_CASE("lanes hitting one address are applied in lane order") {
+  // All lanes add to mem[0] = 0.5: old values are the running prefix sums.
+  std::vector<float> mem = {0.5f, 0, 0, 0, 0, 0, 0, 0}, out(8);
+  REQUIRE_FALSE(runRmw(rmwKernel("f32", "fadd", "0", "[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]"),
+                       mem, out, DType::F32));
+  CHECK(out == std::vector<float>{0.5f, 1.5f, 3.5f, 6.5f, 10.5f, 15.5f, 21.5f, 28.5f});
+  CHECK(mem[0] == 36.5f);
+  // Exchange on one address: each lane gets the previous lane's value.
+  std::vector<int32_t> imem = {-1, 0, 0, 0, 0, 0, 0, 0}, iout(8);
+  REQUIRE_FALSE(runRmw(rmwKernel("i32", "exch", "0", "[10, 11, 12, 13, 14, 15, 16, 17]"), imem,
+                       iout, DType::I32));
+  CHECK(iout == std::vector<int32_t>{-1, 10, 11, 12, 13, 14, 15, 16});
+  CHECK(imem[0] == 17);
+}
+
+TEST_CASE("masked-off lanes neither touch memory nor fault, and return 0") {
+  // Lane 1's index is far out of bounds, but it is masked off.
+  std::vector<int32_t> mem = {1, 2, 3, 4, 5, 6, 7, 8}, out(8, 99);
+  REQUIRE_FALSE(runRmw(rmwKernel("i32", "add", "[0, 1000000, 2, 3, 4, 5, 6, 7]", "10",
+                                 "[true, false, true, false, true, false, true, false]"),
+                       mem, out, DType::I32));
+  CHECK(mem == std::vector<int32_t>{11, 2, 13, 4, 15, 6, 17, 8});
+  CHECK(out == std::vector<int32_t>{1, 0, 3, 0, 5, 0, 7, 0});
+}
+
+TEST_CASE("an out-of-bounds lane faults before any lane is applied") {
+  std::vector<int32_t> mem = {1, 2, 3, 4, 5, 6, 7, 8}, out(8, 99);
+  auto fault =
+      runRmw(rmwKernel("i32", "add", "[0, 1, 2, 8, 4, 5, 6, 7]", "1"), mem, out, DType::I32);
+  REQUIRE(fault);
+  CHECK(fault->kind == "out_of_bounds");
+  CHECK(fault->op == "tt.atomic_rmw");
+  CHECK(fault->element == 3);
+  CHECK(fault->location == "atomics.py:7:12");
+  CHECK(fault->message.find("argument 'mem'") != std::string::npos);
+  CHECK(mem == std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8});
+}
+
+TEST_CASE("atom.add.f32 flushes subnormal inputs and results to a signed zero") {
+  const float minNormal = std::numeric_limits<float>::min(); // 2^-126
+  // Lane 0: 2^-130 + 2^-130 = 2^-129 would be subnormal: both inputs flush, 0.
+  // Lane 1: 1.5*2^-126 - 2^-126 = 2^-127 (subnormal result) flushes to +0.
+  // Lane 2: the same negated flushes to -0.
+  // Lane 3: normal operands and result are untouched: 1 + 2^-126 rounds to 1.
+  std::vector<float>
+      mem = {std::ldexp(1.0f, -130), 1.5f * minNormal, -1.5f * minNormal, 1.0f, 0, 0, 0, 0},
+      out(8);
+  REQUIRE_FALSE(runRmw(rmwKernel("f32", "fadd", "[0, 1, 2, 3, 4, 5, 6, 7]",
+                                 "[7.34683969E-40, -1.17549435E-38, 1.17549435E-38, "
+                                 "1.17549435E-38, 0.0, 0.0, 0.0, 0.0]"),
+                       mem, out, DType::F32));
+  CHECK(mem[0] == 0.0f);
+  CHECK_FALSE(std::signbit(mem[0]));
+  CHECK(mem[1] == 0.0f);
+  CHECK_FALSE(std::signbit(mem[1]));
+  CHECK(mem[2] == 0.0f);
+  CHECK(std::signbit(mem[2]));
+  CHECK(mem[3] == 1.0f);
+  CHECK(out[0] == std::ldexp(1.0f, -130)); // the old value is returned unflushed
+}
+
+TEST_CASE("f16 and bf16 fadd round once to the 16-bit type") {
+  // f16: 1 + 3*2^-12 = 1 + 0.75 ulp(1) rounds up to 1 + 2^-10 (0x3C01); 1 + 2^-11 is a
+  // tie and stays at 1 (even); 2 + 1 = 3 exactly (0x4200).
+  std::vector<uint16_t> mem = {0x3C00, 0x3C00, 0x4000, 0, 0, 0, 0, 0}, out(8);
+  REQUIRE_FALSE(runRmw(rmwKernel("f16", "fadd", "[0, 1, 2, 3, 4, 5, 6, 7]",
+                                 "[0.000732421875, 0.00048828125, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]"),
+                       mem, out, DType::F16));
+  CHECK(mem[0] == 0x3C01);
+  CHECK(mem[1] == 0x3C00);
+  CHECK(mem[2] == 0x4200);
+  CHECK(out[0] == 0x3C00);
+  // bf16: 1 + 3*2^-9 rounds up to 1 + 2^-7 (0x3F81); 1 + 2^-8 ties to 1 (0x3F80).
+  std::vector<uint16_t> bmem = {0x3F80, 0x3F80, 0, 0, 0, 0, 0, 0}, bout(8);
+  REQUIRE_FALSE(runRmw(rmwKernel("bf16", "fadd", "[0, 1, 2, 3, 4, 5, 6, 7]",
+                                 "[0.005859375, 0.00390625, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]"),
+                       bmem, bout, DType::BF16));
+  CHECK(bmem[0] == 0x3F81);
+  CHECK(bmem[1] == 0x3F80);
+}
+
+TEST_CASE("float max/min atomics ignore a NaN operand (maxNum/minNum)") {
+  std::vector<float> mem = {1.0f, std::nanf(""), -2.0f, 0, 0, 0, 0, 0}, out(8);
+  REQUIRE_FALSE(runRmw(rmwKernel("f32", "max", "[0, 1, 2, 3, 4, 5, 6, 7]",
+                                 "[3.0, 4.0, 0x7FC00000, 0.0, 0.0, 0.0, 0.0, 0.0]"),
+                       mem, out, DType::F32));
+  CHECK(mem[0] == 3.0f);
+  CHECK(mem[1] == 4.0f);
+  CHECK(mem[2] == -2.0f);
+}
+
+TEST_CASE("scalar atomic_rmw with a scalar mask, and atomic_cas scalar and tensor") {
+  std::string ttir = R"(
+module {
+  tt.func public @k(%mem: !tt.ptr<i32>, %out: !tt.ptr<i32>) {
+    %true = arith.constant true
+    %false = arith.constant false
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c5 = arith.constant 5 : i32
+    %c40 = arith.constant 40 : i32
+    %c41 = arith.constant 41 : i32
+    %a = tt.atomic_rmw add, acq_rel, gpu, %mem, %c5, %true : (!tt.ptr<i32>, i32, i1) -> i32
+    %b = tt.atomic_rmw add, acq_rel, gpu, %mem, %c5, %false : (!tt.ptr<i32>, i32, i1) -> i32
+    %p1 = tt.addptr %mem, %c1 : !tt.ptr<i32>, i32
+    %fail = tt.atomic_cas acq_rel, gpu, %p1, %c0, %c1 : (!tt.ptr<i32>, i32, i32) -> i32
+    %ok = tt.atomic_cas acq_rel, gpu, %p1, %c40, %c41 : (!tt.ptr<i32>, i32, i32) -> i32
+    %range = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
+    %ones = arith.constant dense<1> : tensor<4xi32>
+    %next = arith.addi %range, %ones : tensor<4xi32>
+    %c2 = arith.constant 2 : i32
+    %p2 = tt.addptr %mem, %c2 : !tt.ptr<i32>, i32
+    %p2s = tt.splat %p2 : !tt.ptr<i32> -> tensor<4x!tt.ptr<i32>>
+    %olds = tt.atomic_cas acq_rel, gpu, %p2s, %range, %next : (tensor<4x!tt.ptr<i32>>, tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+    tt.store %out, %a : !tt.ptr<i32>
+    %o1 = tt.addptr %out, %c1 : !tt.ptr<i32>, i32
+    tt.store %o1, %b : !tt.ptr<i32>
+    %o2 = tt.addptr %out, %c2 : !tt.ptr<i32>, i32
+    tt.store %o2, %fail : !tt.ptr<i32>
+    %c3 = arith.constant 3 : i32
+    %o3 = tt.addptr %out, %c3 : !tt.ptr<i32>, i32
+    tt.store %o3, %ok : !tt.ptr<i32>
+    %c4 = arith.constant 4 : i32
+    %o4 = tt.addptr %out, %c4 : !tt.ptr<i32>, i32
+    %o4s = tt.splat %o4 : !tt.ptr<i32> -> tensor<4x!tt.ptr<i32>>
+    %o4p = tt.addptr %o4s, %range : tensor<4x!tt.ptr<i32>>, tensor<4xi32>
+    tt.store %o4p, %olds : tensor<4x!tt.ptr<i32>>
+    tt.return
+  }
+}
+)";
+  std::vector<int32_t> mem = {100, 40, 0}, out(8, 99);
+  REQUIRE_FALSE(runRmw(ttir, mem, out, DType::I32));
+  // mem[0]: +5 once (the second add is masked off and returns 0).
+  // mem[1]: CAS(0 -> 1) fails and returns 40; CAS(40 -> 41) succeeds and returns 40.
+  // mem[2]: lane i swaps i -> i + 1 in lane order, so every lane succeeds: 0 -> 4.
+  CHECK(mem == std::vector<int32_t>{105, 41, 4});
+  CHECK(out == std::vector<int32_t>{100, 0, 40, 40, 0, 1, 2, 3});
+}
+
+TEST_CASE("a failed compare-and-swap writes nothing back, and floats compare by bits") {
+  std::string ttir = R"(
+module {
+  tt.func public @k(%mem: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %zero = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f32
+    %old = tt.atomic_cas acq_rel, gpu, %mem, %zero, %one : (!tt.ptr<f32>, f32, f32) -> f32
+    tt.store %out, %old : !tt.ptr<f32>
+    tt.return
+  }
+}
+)";
+  LoadedKernel k = loadKernel(ttir);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> mem = {-0.0f}, out = {5.0f};
+  LaunchResult r = launch(
+      *k.kernel, {pointer("mem", viewOf(mem, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+      {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+  REQUIRE_FALSE(r.fault);
+  // -0.0 and +0.0 differ in bits: the swap fails and returns -0.0.
+  CHECK(std::signbit(mem[0]));
+  CHECK(out[0] == 0.0f);
+  CHECK(std::signbit(out[0]));
+  CHECK(r.stats.bytesOut == 4); // only `out` went back
+}
+
+TEST_CASE("atomics are atomic across threads") {
+  // 64 programs; each adds 1 (i32) and 0.25 (f32) from 32 lanes to each of 4 counters
+  // (lane i -> counter i % 4): every counter ends at 64 * 32 = 2048 and 512.0.
+  std::string ttir = R"(
+module {
+  tt.func public @k(%cnt: !tt.ptr<i32>, %sum: !tt.ptr<f32>) {
+    %range = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %four = arith.constant dense<4> : tensor<128xi32>
+    %bin = arith.remsi %range, %four : tensor<128xi32>
+    %cb = tt.splat %cnt : !tt.ptr<i32> -> tensor<128x!tt.ptr<i32>>
+    %cp = tt.addptr %cb, %bin : tensor<128x!tt.ptr<i32>>, tensor<128xi32>
+    %ones = arith.constant dense<1> : tensor<128xi32>
+    %a = tt.atomic_rmw add, relaxed, gpu, %cp, %ones : (tensor<128x!tt.ptr<i32>>, tensor<128xi32>) -> tensor<128xi32>
+    %sb = tt.splat %sum : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+    %sp = tt.addptr %sb, %bin : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %q = arith.constant dense<0.25> : tensor<128xf32>
+    %b = tt.atomic_rmw fadd, relaxed, gpu, %sp, %q : (tensor<128x!tt.ptr<f32>>, tensor<128xf32>) -> tensor<128xf32>
+    tt.return
+  }
+}
+)";
+  LoadedKernel k = loadKernel(ttir);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  for (unsigned threads : {1u, 4u}) {
+    std::vector<int32_t> cnt(4, 0);
+    std::vector<float> sum(4, 0.0f);
+    LaunchResult r =
+        launch(*k.kernel,
+               {pointer("cnt", viewOf(cnt, DType::I32)), pointer("sum", viewOf(sum, DType::F32))},
+               {ptrArg(0), ptrArg(1)}, {64, 1, 1}, threads);
+    REQUIRE_FALSE(r.fault);
+    CHECK(cnt == std::vector<int32_t>{2048, 2048, 2048, 2048});
+    CHECK(sum == std::vector<float>{512.0f, 512.0f, 512.0f, 512.0f});
+  }
+}
+
+TEST_CASE("atomics on unsupported kinds are lowering errors") {
+  LoadedKernel k = loadKernel(rmwKernel("f32", "xor", "[0, 1, 2, 3, 4, 5, 6, 7]", "1.0"));
+  CHECK_FALSE(k.kernel);
+  CHECK(k.error.find("atomic kind 3 is not supported on f32") != std::string::npos);
+  CHECK(k.error.find("atomics.py:7:12") != std::string::npos);
+}

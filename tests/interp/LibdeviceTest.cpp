@@ -1,0 +1,217 @@
+//===- LibdeviceTest.cpp - tt.extern_elementwise with __nv_* functions ----===//
+//
+// Expected values are exact mathematical facts (floor(-1.5) = -2, hypot(3, 4) = 5,
+// clz(1) = 31, ...) or correctly rounded constants checked within 1 ulp.
+//
+//===----------------------------------------------------------------------===//
+#include "StoreKernel.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace ttinterp;
+using namespace ttinterp::test;
+
+namespace {
+/// %r = SYMBOL(args...) on tensor<8x...> constants; `args` are (values, type) pairs.
+std::string externKernel(const std::string &symbol,
+                         const std::vector<std::pair<std::string, std::string>> &args,
+                         const std::string &result) {
+  std::string body, operands, types;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string name = "%a" + std::to_string(i);
+    body += "    " + name + " = arith.constant dense<" + args[i].first + "> : tensor<8x" +
+            args[i].second + ">\n";
+    operands += (i ? ", " : "") + name;
+    types += (i ? ", " : "") + std::string("tensor<8x") + args[i].second + ">";
+  }
+  body += "    %r = tt.extern_elementwise " + operands +
+          " {libname = \"\", libpath = \"\", pure = true, symbol = \"" + symbol + "\"} : (" +
+          types + ") -> tensor<8x" + result + "> loc(#at)";
+  return storeKernel(result, body);
+}
+
+std::vector<float> f32(const std::string &symbol, const std::string &a, const std::string &b = "") {
+  std::vector<std::pair<std::string, std::string>> args{{a, "f32"}};
+  if (!b.empty())
+    args.push_back({b, "f32"});
+  return runStoreKernel<float>(externKernel(symbol, args, "f32"), DType::F32);
+}
+
+float ulp(float x) { return std::nextafter(std::fabs(x), INFINITY) - std::fabs(x); }
+} // namespace
+
+TEST_CASE("f32 rounding and remainder functions are exact") {
+  CHECK(f32("__nv_floorf", "[-1.5, 1.5, -0.0, 2.0, -2.5, 0.5, 1.0e+10, -1.0e-3]") ==
+        std::vector<float>{-2, 1, -0.0f, 2, -3, 0, 1.0e10f, -1});
+  // roundf: halfway away from zero; rintf/nearbyintf: halfway to even.
+  CHECK(f32("__nv_roundf", "[2.5, -2.5, 0.5, 1.5, 2.4, -0.4, 3.5, 7.0]") ==
+        std::vector<float>{3, -3, 1, 2, 2, -0.0f, 4, 7});
+  CHECK(f32("__nv_rintf", "[2.5, -2.5, 0.5, 1.5, 2.4, -0.4, 3.5, 7.0]") ==
+        std::vector<float>{2, -2, 0, 2, 2, -0.0f, 4, 7});
+  CHECK(f32("__nv_nearbyintf", "[2.5, -2.5, 0.5, 1.5, 2.4, -0.4, 3.5, 7.0]") ==
+        std::vector<float>{2, -2, 0, 2, 2, -0.0f, 4, 7});
+  CHECK(f32("__nv_truncf", "[2.7, -2.7, 0.5, -0.5, 1.0, 9.99, -9.99, 0.0]") ==
+        std::vector<float>{2, -2, 0, -0.0f, 1, 9, -9, 0});
+  CHECK(f32("__nv_ceilf", "[2.1, -2.1, 0.5, -0.5, 1.0, 9.99, -9.99, 0.0]") ==
+        std::vector<float>{3, -2, 1, -0.0f, 1, 10, -9, 0});
+  // fmod keeps the dividend's sign; remainder rounds the quotient to even (5/2 -> 2).
+  CHECK(f32("__nv_fmodf", "[7.0, -7.0, 7.0, 5.5, 1.0, 0.0, 9.0, 6.0]",
+            "[3.0, 3.0, -3.0, 2.0, 0.25, 1.0, 4.5, 4.0]") ==
+        std::vector<float>{1, -1, 1, 1.5f, 0, 0, 0, 2});
+  CHECK(f32("__nv_remainderf", "[7.0, -7.0, 5.0, 5.5, 1.0, 0.0, 9.0, 6.0]",
+            "[3.0, 3.0, 2.0, 2.0, 0.25, 1.0, 4.5, 4.0]") ==
+        std::vector<float>{1, -1, 1, -0.5f, 0, 0, 0, -2});
+}
+
+TEST_CASE("f32 min and max ignore NaN, and copysign, hypot, cbrt, ldexp are exact") {
+  std::vector<float> mins = f32("__nv_fminf", "[0x7FC00000, 1.0, -0.5, 3.0, 0.0, 0.0, 0.0, 0.0]",
+                                "[1.0, 0x7FC00000, 2.0, -3.0, 0.0, 0.0, 0.0, 0.0]");
+  CHECK(mins[0] == 1.0f);
+  CHECK(mins[1] == 1.0f);
+  CHECK(mins[2] == -0.5f);
+  CHECK(mins[3] == -3.0f);
+  std::vector<float> maxs = f32("__nv_fmaxf", "[0x7FC00000, 1.0, -0.5, 3.0, 0.0, 0.0, 0.0, 0.0]",
+                                "[1.0, 0x7FC00000, 2.0, -3.0, 0.0, 0.0, 0.0, 0.0]");
+  CHECK(maxs[0] == 1.0f);
+  CHECK(maxs[2] == 2.0f);
+  std::vector<float> cs = f32("__nv_copysignf", "[3.0, 3.0, -2.0, 0.0, 1.0, 1.0, 1.0, 1.0]",
+                              "[-0.0, 1.0, 5.0, -1.0, 1.0, 1.0, 1.0, 1.0]");
+  CHECK(cs[0] == -3.0f);
+  CHECK(cs[1] == 3.0f);
+  CHECK(cs[2] == 2.0f);
+  CHECK(std::signbit(cs[3]));
+  std::vector<float> h = f32("__nv_hypotf", "[3.0, 5.0, -8.0, 0.0, 1.0, 1.0, 1.0, 1.0]",
+                             "[4.0, 12.0, 15.0, 0.0, 0.0, 0.0, 0.0, 0.0]");
+  CHECK(h[0] == 5.0f);
+  CHECK(h[1] == 13.0f);
+  CHECK(h[2] == 17.0f);
+  CHECK(h[3] == 0.0f);
+  CHECK(f32("__nv_cbrtf", "[-27.0, 8.0, 0.0, 1.0, 64.0, -1.0, 125.0, 1000.0]") ==
+        std::vector<float>{-3, 2, 0, 1, 4, -1, 5, 10});
+  std::vector<float> ld =
+      runStoreKernel<float>(externKernel("__nv_ldexpf",
+                                         {{"[1.5, 1.0, -3.0, 1.0, 1.0, 1.0, 1.0, 1.0]", "f32"},
+                                          {"[3, -149, 1, 128, 0, 0, 0, 0]", "i32"}},
+                                         "f32"),
+                            DType::F32);
+  CHECK(ld[0] == 12.0f);
+  CHECK(ld[1] == std::numeric_limits<float>::denorm_min());
+  CHECK(ld[2] == -6.0f);
+  CHECK(std::isinf(ld[3]));
+}
+
+TEST_CASE("f32 transcendentals at exactly known points, and within 1 ulp elsewhere") {
+  CHECK(f32("__nv_exp2f", "[10.0, -1.0, 0.0, 3.0, 0.5, 1.0, 2.0, -2.0]")[0] == 1024.0f);
+  CHECK(f32("__nv_exp10f", "[2.0, 0.0, 1.0, 3.0, 0.0, 0.0, 0.0, 0.0]") ==
+        std::vector<float>{100, 1, 10, 1000, 1, 1, 1, 1});
+  CHECK(f32("__nv_log2f", "[8.0, 1.0, 0.5, 1024.0, 2.0, 4.0, 16.0, 0.25]") ==
+        std::vector<float>{3, 0, -1, 10, 1, 2, 4, -2});
+  CHECK(f32("__nv_tgammaf", "[5.0, 1.0, 2.0, 3.0, 4.0, 6.0, 7.0, 0.5]")[0] == 24.0f);
+  CHECK(f32("__nv_lgammaf", "[1.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]")[1] == 0.0f);
+  CHECK(f32("__nv_expm1f", "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]")[0] == 0.0f);
+  // sqrt(2) correctly rounded to f32 is 0x3FB504F3 = 1.41421353816986083984375.
+  CHECK(f32("__nv_sqrtf", "[2.0, 4.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]")[0] ==
+        1.41421353816986083984375f);
+  CHECK(f32("__nv_rsqrtf", "[4.0, 0.25, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]")[1] == 2.0f);
+  // atan2(1, -1) = 3 pi / 4 = 2.35619449019...; erfinv(0.5) = 0.476936276204469873...
+  float a = f32("__nv_atan2f", "[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]",
+                "[-1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]")[0];
+  CHECK(std::fabs(a - 2.35619449019234492885f) <= ulp(2.3561945f));
+  std::vector<float> inv = f32("__nv_erfinvf", "[0.5, 0.0, 1.0, -1.0, 2.0, -0.5, 0.9, 0.0]");
+  CHECK(std::fabs(inv[0] - 0.476936276204469873f) <= ulp(0.47693628f));
+  CHECK(inv[1] == 0.0f);
+  CHECK(std::isinf(inv[2]));
+  CHECK(inv[2] > 0);
+  CHECK(std::isinf(inv[3]));
+  CHECK(inv[3] < 0);
+  CHECK(std::isnan(inv[4]));
+  CHECK(inv[5] == -inv[0]);
+  CHECK(std::fabs(inv[6] - 1.16308715367667425f) <= ulp(1.1630871f)); // erfinv(0.9)
+}
+
+TEST_CASE("predicates return i32 0/1, ilogb returns the exponent") {
+  auto pred = [](const std::string &symbol, const std::string &values) {
+    return runStoreKernel<int32_t>(externKernel(symbol, {{values, "f32"}}, "i32"), DType::I32);
+  };
+  std::string v = "[0x7FC00000, 0x7F800000, 0xFF800000, -0.0, 0.0, -1.0, 1.0e-40, 3.0]";
+  CHECK(pred("__nv_isnanf", v) == std::vector<int32_t>{1, 0, 0, 0, 0, 0, 0, 0});
+  CHECK(pred("__nv_isinff", v) == std::vector<int32_t>{0, 1, 1, 0, 0, 0, 0, 0});
+  CHECK(pred("__nv_finitef", v) == std::vector<int32_t>{0, 0, 0, 1, 1, 1, 1, 1});
+  CHECK(pred("__nv_signbitf", v) == std::vector<int32_t>{0, 0, 1, 1, 0, 1, 0, 0});
+  // ilogb: NaN and 0 give INT_MIN, inf INT_MAX; 1e-40 is 2^-132.9 (subnormal), exponent -133.
+  const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  CHECK(pred("__nv_ilogbf", v) == std::vector<int32_t>{lo, hi, hi, lo, lo, 0, -133, 1});
+}
+
+TEST_CASE("f64 libdevice functions run in double") {
+  std::vector<double> p =
+      runStoreKernel<double>(externKernel("__nv_pow",
+                                          {{"[2.0, 9.0, 2.0, 10.0, 1.0, 1.0, 1.0, 1.0]", "f64"},
+                                           {"[0.5, 0.5, -1.0, 3.0, 0.0, 0.0, 0.0, 0.0]", "f64"}},
+                                          "f64"),
+                             DType::F64);
+  CHECK(std::fabs(p[0] - 1.4142135623730951) <= 2.3e-16);
+  CHECK(p[1] == 3.0);
+  CHECK(p[2] == 0.5);
+  CHECK(p[3] == 1000.0);
+  // fma rounds once: (1 + 2^-30)^2 - 1 keeps the 2^-60 term a separate multiply would lose.
+  std::vector<double> f =
+      runStoreKernel<double>(externKernel("__nv_fma",
+                                          {{"1.0000000009313225746154785", "f64"},
+                                           {"1.0000000009313225746154785", "f64"},
+                                           {"-1.0", "f64"}},
+                                          "f64"),
+                             DType::F64);
+  CHECK(f[0] == std::ldexp(1.0, -29) + std::ldexp(1.0, -60));
+  std::vector<int32_t> isnan = runStoreKernel<int32_t>(
+      externKernel("__nv_isnand",
+                   {{"[0x7FF8000000000000, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]", "f64"}}, "i32"),
+      DType::I32);
+  CHECK(isnan == std::vector<int32_t>{1, 0, 0, 0, 0, 0, 0, 0});
+}
+
+TEST_CASE("integer libdevice functions") {
+  auto i1 = [](const std::string &symbol, const std::string &values) {
+    return runStoreKernel<int32_t>(externKernel(symbol, {{values, "i32"}}, "i32"), DType::I32);
+  };
+  auto i2 = [](const std::string &symbol, const std::string &a, const std::string &b) {
+    return runStoreKernel<int32_t>(externKernel(symbol, {{a, "i32"}, {b, "i32"}}, "i32"),
+                                   DType::I32);
+  };
+  const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  CHECK(i1("__nv_clz", "[1, 0, -1, 256, 2147483647, 65535, 2, 3]") ==
+        std::vector<int32_t>{31, 32, 0, 23, 1, 16, 30, 30});
+  CHECK(i1("__nv_popc", "[1, 0, -1, 256, 2147483647, 65535, 2, 3]") ==
+        std::vector<int32_t>{1, 0, 32, 1, 31, 16, 1, 2});
+  CHECK(i1("__nv_ffs", "[1, 0, -1, 256, 8, 65535, 2, 3]") ==
+        std::vector<int32_t>{1, 0, 1, 9, 4, 1, 2, 1});
+  CHECK(i1("__nv_brev", "[1, 0, -1, 2, 0, 0, 0, 0]") ==
+        std::vector<int32_t>{lo, 0, -1, 0x40000000, 0, 0, 0, 0});
+  CHECK(i1("__nv_abs", "[-5, 5, -2147483648, 0, 0, 0, 0, 0]") ==
+        std::vector<int32_t>{5, 5, lo, 0, 0, 0, 0, 0});
+  // umulhi(0xFFFFFFFF, 2) = 1; mulhi(-1, 1) = -1 (the product -1 is all ones).
+  CHECK(i2("__nv_umulhi", "[-1, 65536, 0, 0, 0, 0, 0, 0]", "[2, 65536, 0, 0, 0, 0, 0, 0]")[0] == 1);
+  CHECK(i2("__nv_umulhi", "[-1, 65536, 0, 0, 0, 0, 0, 0]", "[2, 65536, 0, 0, 0, 0, 0, 0]")[1] == 1);
+  CHECK(i2("__nv_mulhi", "[-1, 0, 0, 0, 0, 0, 0, 0]", "[1, 0, 0, 0, 0, 0, 0, 0]")[0] == -1);
+  // Averages in 33 bits: (MAX + MAX) >> 1 = MAX; rounding up: (1 + 2 + 1) >> 1 = 2.
+  CHECK(i2("__nv_hadd", "[2147483647, 1, -3, 0, 0, 0, 0, 0]",
+           "[2147483647, 2, 0, 0, 0, 0, 0, 0]") == std::vector<int32_t>{hi, 1, -2, 0, 0, 0, 0, 0});
+  CHECK(i2("__nv_rhadd", "[2147483647, 1, -3, 0, 0, 0, 0, 0]",
+           "[2147483647, 2, 0, 0, 0, 0, 0, 0]") == std::vector<int32_t>{hi, 2, -1, 0, 0, 0, 0, 0});
+  // mul24 reads the low 24 bits as signed: 0xFFFFFF is -1; umul24 as unsigned.
+  CHECK(i2("__nv_mul24", "[16777215, 33554431, 3, 0, 0, 0, 0, 0]", "[2, 2, -4, 0, 0, 0, 0, 0]") ==
+        std::vector<int32_t>{-2, -2, -12, 0, 0, 0, 0, 0});
+  CHECK(i2("__nv_umul24", "[16777215, 33554431, 3, 0, 0, 0, 0, 0]", "[2, 2, 4, 0, 0, 0, 0, 0]") ==
+        std::vector<int32_t>{0x1FFFFFE, 0x1FFFFFE, 12, 0, 0, 0, 0, 0});
+  CHECK(i2("__nv_umax", "[-1, 1, 0, 0, 0, 0, 0, 0]", "[1, 2, 0, 0, 0, 0, 0, 0]")[0] == -1);
+  CHECK(i2("__nv_max", "[-1, 1, 0, 0, 0, 0, 0, 0]", "[1, 2, 0, 0, 0, 0, 0, 0]")[0] == 1);
+}
+
+TEST_CASE("an unknown symbol or a wrong signature is a lowering error with the source line") {
+  std::string error = loweringError(externKernel("__nv_nosuchf", {{"1.0", "f32"}}, "f32"));
+  CHECK(error.find("k.py:3:4") != std::string::npos);
+  CHECK(error.find("__nv_nosuchf") != std::string::npos);
+  error = loweringError(externKernel("__nv_expf", {{"1.0", "f64"}}, "f64"));
+  CHECK(error.find("__nv_expf takes (f32) -> f32, not (f64) -> f64") != std::string::npos);
+}

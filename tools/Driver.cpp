@@ -8,18 +8,19 @@
 #include "Report.h"
 #include "Spec.h"
 
+#include "ttinterp/interp/Caches.h"
+#include "ttinterp/memory/Hazards.h"
 #include "ttinterp/memory/Overlap.h"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
-#include <llvm/ADT/StringRef.h>
-#include <llvm/Support/SHA256.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <cstring>
 #include <ostream>
-#include <set>
+#include <sstream>
 
 namespace ttinterp::driver {
 
@@ -58,20 +59,13 @@ namespace {
 
 std::string shortHash(const std::string &hash) { return hash.substr(0, 12); }
 
-std::string hex(const std::array<uint8_t, 32> &digest) {
-  std::string s;
-  for (uint8_t b : digest)
-    s += fmt::format("{:02x}", b);
-  return s;
-}
-
 std::string bytes(uint64_t n) { return fmt::format("{} B", n); }
 
 /// One spec run; members hold what the error paths need to finish the report.
 class Run {
 public:
   Run(const RunOptions &options, std::ostream &out, std::ostream &err)
-      : options_(options), out_(out), err_(err) {}
+      : options_(options), out_(options.quiet ? quiet_ : out), err_(err) {}
 
   int execute(const std::string &specPath);
 
@@ -86,8 +80,15 @@ private:
   /// --out, buffer summary and --report: what every ending after buffers exist shares.
   int finish(int code);
   void printBuffers();
+  /// Spec errors in `donate` that need addresses: a donated buffer sharing bytes with
+  /// another argument of its launch.
+  void reportHazards(const HazardTracker &tracker, const std::vector<PointerArgument> &pointers,
+                     const interp::Kernel &kernel, std::array<int64_t, 3> grid,
+                     LaunchReport &rep);
+  int checkDonations(size_t index, const LaunchSpec &l, const std::vector<interp::Parameter> &params);
 
   const RunOptions &options_;
+  std::ostream quiet_{nullptr}; // a stream with no buffer: discards everything
   std::ostream &out_;
   std::ostream &err_;
   Spec spec_;
@@ -95,7 +96,11 @@ private:
   HostBuffers buffers_;
   KernelLibrary kernels_;
   RunReport report_;
-  std::set<std::string> plans_;
+  interp::PlanCache plans_;
+  /// Buffers released by a donation (absent from --out).
+  std::vector<bool> released_;
+  /// Writes of the launches that ran, for hazard totals.
+  uint64_t hazardBytes_ = 0;
   /// The report entry of the latest launch (write-backs after it are counted there).
   std::optional<size_t> lastLaunch_;
 };
@@ -163,9 +168,15 @@ int Run::execute(const std::string &specPath) {
     }
     if (!bindArguments(spec_, l, kernels[i]->function, kernels[i]->kernel->parameters(), error))
       return badInput("spec", error, i);
+    if (int code = checkDonations(i, l, kernels[i]->kernel->parameters()); code != kExitOk)
+      return code;
   }
+  released_.assign(spec_.buffers.size(), false);
 
-  Session session(Session::Options{options_.bounds});
+  Session::Options sessionOptions;
+  sessionOptions.bounds = options_.bounds;
+  sessionOptions.inPlace = options_.inPlace;
+  Session session(sessionOptions);
   for (size_t i = 0; i < spec_.launches.size(); ++i) {
     const LaunchSpec &l = spec_.launches[i];
     int code =
@@ -178,6 +189,74 @@ int Run::execute(const std::string &specPath) {
   if (code != kExitOk)
     return code;
   return finish(kExitOk);
+}
+
+void Run::reportHazards(const HazardTracker &tracker, const std::vector<PointerArgument> &pointers,
+                        const interp::Kernel &kernel, std::array<int64_t, 3> grid,
+                        LaunchReport &rep) {
+  auto pid = [&](int64_t linear) {
+    return std::array<int64_t, 3>{linear % grid[0], (linear / grid[0]) % grid[1],
+                                  linear / (grid[0] * grid[1])};
+  };
+  rep.hazardBytes = tracker.totalConflictBytes();
+  hazardBytes_ += rep.hazardBytes;
+  for (const Hazard &h : tracker.hazards()) {
+    HazardReport r;
+    r.kind = std::string(name(h.kind));
+    r.first = pid(h.firstProgram);
+    r.second = pid(h.secondProgram);
+    for (const PointerArgument &p : pointers)
+      if (p.view.extent().overlaps({h.lo, h.hi}))
+        r.arguments.push_back(p.name);
+    for (size_t b = 0; b < spec_.buffers.size(); ++b) {
+      ByteRange range = buffers_.range(b);
+      if (h.lo >= range.lo && h.lo < range.hi && !spec_.buffers[b].aliasOf) {
+        r.buffer = spec_.buffers[b].name;
+        r.offset = h.lo - range.lo;
+      }
+    }
+    r.bytes = h.hi - h.lo;
+    r.firstOp = kernel.siteOp(h.firstSite);
+    r.firstLocation = kernel.siteLocation(h.firstSite);
+    r.secondOp = kernel.siteOp(h.secondSite);
+    r.secondLocation = kernel.siteLocation(h.secondSite);
+    rep.hazards.push_back(std::move(r));
+  }
+  for (const HazardReport &h : rep.hazards)
+    fmt::print(out_,
+               "  hazard: {} on {} bytes {}..{} of buffer '{}' ({}): program ({}, {}, {}) at {} "
+               "then program ({}, {}, {}) at {}\n",
+               h.kind, h.bytes, h.offset, h.offset + h.bytes, h.buffer, fmt::join(h.arguments, ", "),
+               h.first[0], h.first[1], h.first[2], h.firstLocation, h.second[0], h.second[1],
+               h.second[2], h.secondLocation);
+  if (rep.hazardBytes)
+    fmt::print(out_, "  hazards: {} conflicting bytes\n", rep.hazardBytes);
+}
+
+int Run::checkDonations(size_t index, const LaunchSpec &l,
+                        const std::vector<interp::Parameter> &params) {
+  for (size_t d : l.donate) {
+    ByteRange donated = buffers_.range(d);
+    for (size_t p = 0; p < params.size(); ++p) {
+      if (!params[p].isPointer)
+        continue;
+      const ArgSpec &a = l.args[p];
+      if (a.buffer == d)
+        continue;
+      const BufferSpec &b = spec_.buffers[a.buffer];
+      View v{buffers_.address(a.buffer) + uint64_t(a.offset) * uint64_t(byteSize(b.dtype)),
+             b.dtype, a.shape, a.strides};
+      if (v.extent().overlaps(donated))
+        return badInput("spec",
+                        fmt::format("{}: {}.donate: buffer '{}' shares memory with argument '{}' "
+                                    "(buffer '{}') of the same launch; a donated buffer must not "
+                                    "overlap the launch's other arguments",
+                                    spec_.file, l.path, spec_.buffers[d].name, params[p].name,
+                                    b.name),
+                        index);
+    }
+  }
+  return kExitOk;
 }
 
 int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session &session) {
@@ -196,6 +275,10 @@ int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session
     ok = session.sync(HostMemory::instance(), ranges, error);
   } else {
     s.kind = entry ? "step" : "final_step";
+    for (const Session::Donation &d : session.pendingDonations())
+      for (size_t b = 0; b < spec_.buffers.size(); ++b)
+        if (spec_.buffers[b].name == d.buffer)
+          released_[b] = true;
     ok = session.step(error);
   }
   s.bytesOut = session.stats().bytesOut - before;
@@ -244,6 +327,18 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
     }
   }
 
+  // A buffer released by an earlier donation must not be touched again.
+  for (size_t a = 0; a < pointers.size(); ++a)
+    if (const Session::Donation *d =
+            session.released(HostMemory::instance(), pointers[a].view.extent())) {
+      interp::Fault f;
+      f.kind = "donated_buffer";
+      f.message = fmt::format("argument '{}' (buffer '{}') uses memory of buffer '{}', which {} "
+                              "donated and a step released",
+                              pointers[a].name, pointers[a].buffer, d->buffer, d->donor);
+      return fault(index, l, k, f, session);
+    }
+
   uint64_t inBefore = session.stats().bytesIn;
   LaunchMemory memory;
   std::string error;
@@ -290,30 +385,27 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
     rep.regions.push_back(std::move(rr));
   }
 
-  // Plan key: what decides how this launch maps memory, and nothing else (see docs/cli.md).
-  std::string canonical = fmt::format("kernel {}\nbounds {}\n", k.hash,
-                                      options_.bounds == BoundsMode::Region ? "region" : "arg");
-  for (size_t a = 0; a < pointers.size(); ++a) {
-    const Region &region = *regions[regionOf[a]].region;
-    canonical += fmt::format("arg {} region {} offset {}\n", pointerParam[a], number[regionOf[a]],
-                             int64_t(pointers[a].view.address - region.range.lo));
-  }
-  for (size_t a = 0; a < pointers.size(); ++a)
-    for (size_t b = a + 1; b < pointers.size(); ++b) {
-      OverlapClass c = classify(pointers[a].view, pointers[b].view);
-      canonical += fmt::format("pair {} {} {}\n", pointerParam[a], pointerParam[b], name(c));
-      rep.pairs.push_back({pointers[a].name, pointers[b].name, std::string(name(c))});
-    }
-  std::set<size_t> donors;
+  // The plan: everything decided from the alias pattern, cached by it (docs/sessions.md).
+  std::vector<View> views;
+  for (const PointerArgument &p : pointers)
+    views.push_back(p.view);
+  std::vector<uint32_t> donors;
   for (size_t a = 0; a < pointers.size(); ++a)
     for (size_t d : l.donate)
       if (spec_.buffers[d].name == pointers[a].buffer)
-        donors.insert(pointerParam[a]);
-  canonical += fmt::format("donors {}\n", fmt::join(donors, " "));
-  llvm::SHA256 sha;
-  sha.update(llvm::StringRef(canonical));
-  rep.planKey = hex(sha.final());
-  rep.planCached = !plans_.insert(rep.planKey).second;
+        donors.push_back(uint32_t(a));
+  interp::PlanOptions planOptions;
+  planOptions.bounds = options_.bounds;
+  planOptions.inPlace = options_.inPlace;
+  planOptions.hazards = options_.hazards;
+  planOptions.threads = options_.threads;
+  interp::PlanCache::Result plan = plans_.get(k.hash, views, donors, planOptions);
+  rep.planKey = plan.plan->key;
+  rep.planCached = plan.hit;
+  for (size_t a = 0; a < pointers.size(); ++a)
+    for (size_t b = a + 1; b < pointers.size(); ++b)
+      rep.pairs.push_back({pointers[a].name, pointers[b].name,
+                           std::string(name(plan.plan->aliasing.pair(a, b)))});
 
   // The summary is printed before running, so tt.print output follows its launch.
   fmt::print(out_, "{}: {} ({}) grid {}x{}x{}\n", l.path, k.function, l.kernel, l.grid[0],
@@ -343,7 +435,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
     std::vector<std::string> names;
     for (size_t d : l.donate)
       names.push_back(spec_.buffers[d].name);
-    fmt::print(out_, "  donate {} (recorded only)\n", fmt::join(names, ", "));
+    fmt::print(out_, "  donate {} (released at the next step)\n", fmt::join(names, ", "));
   }
   fmt::print(out_, "  copied in {}\n", bytes(rep.bytesIn));
   out_.flush();
@@ -353,12 +445,23 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
 
   interp::LaunchOptions run;
   run.grid = l.grid;
-  run.threads = options_.threads;
+  run.threads = plan.plan->serial ? 1 : options_.threads;
   run.maxSteps = options_.maxSteps;
   run.printStream = &out_;
+  run.order = options_.order;
+  run.shuffleSeed = options_.shuffleSeed + index;
+  HazardTracker tracker;
+  if (options_.hazards)
+    memory.setHazardTracker(&tracker);
   std::optional<interp::Fault> f = k.kernel->run(values, memory, run);
+  if (options_.hazards)
+    reportHazards(tracker, pointers, *k.kernel, l.grid, report_.launches.back());
   if (f)
     return fault(index, l, k, *f, session);
+  for (size_t d : l.donate) {
+    session.donate({&HostMemory::instance(), buffers_.range(d), spec_.buffers[d].name, l.path});
+    report_.launches.back().donated.push_back(spec_.buffers[d].name);
+  }
   return kExitOk;
 }
 
@@ -423,6 +526,8 @@ int Run::finish(int code) {
   if (buffersReady_ && !options_.outDir.empty()) {
     for (size_t i = 0; i < spec_.buffers.size(); ++i) {
       const BufferSpec &b = spec_.buffers[i];
+      if (i < released_.size() && released_[i])
+        continue; // a donated buffer's contents are given up
       std::string path = (std::filesystem::path(options_.outDir) / (b.name + ".npy")).string();
       std::string error;
       if (!writeNpy(path, b.dtype, b.shape, buffers_.data(i), error)) {
@@ -434,6 +539,16 @@ int Run::finish(int code) {
   }
   if (buffersReady_)
     printBuffers();
+  if (buffersReady_ && options_.finalBuffers)
+    for (size_t i = 0; i < spec_.buffers.size(); ++i) {
+      const BufferSpec &b = spec_.buffers[i];
+      size_t size = buffers_.range(i).size();
+      options_.finalBuffers->push_back({b.name, b.dtype, b.shape,
+                                        std::vector<uint8_t>(buffers_.data(i), buffers_.data(i) + size),
+                                        i < released_.size() && released_[i]});
+    }
+  if (options_.hazardBytes)
+    *options_.hazardBytes = hazardBytes_;
   report_.bytesIn = 0;
   report_.bytesOut = 0;
   for (const LaunchReport &l : report_.launches)
@@ -457,6 +572,89 @@ int runSpec(const std::string &specPath, const RunOptions &options, std::ostream
             std::ostream &err) {
   Run run(options, out, err);
   return run.execute(specPath);
+}
+
+namespace {
+/// Lines describing where two runs' copies of one buffer differ (first few elements).
+std::vector<std::string> differences(const RunOptions::FinalBuffer &a,
+                                     const RunOptions::FinalBuffer &b, size_t limit) {
+  std::vector<std::string> lines;
+  size_t size = byteSize(a.dtype);
+  size_t n = a.bytes.size() / size;
+  std::vector<int64_t> strides(a.shape.size(), 1);
+  for (int d = int(a.shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * a.shape[d + 1];
+  for (size_t e = 0; e < n && lines.size() < limit; ++e) {
+    if (std::memcmp(&a.bytes[e * size], &b.bytes[e * size], size) == 0)
+      continue;
+    std::vector<int64_t> index;
+    for (size_t d = 0; d < a.shape.size(); ++d)
+      index.push_back((int64_t(e) / strides[d]) % a.shape[d]);
+    lines.push_back(fmt::format("[{}]: {} vs {}", fmt::join(index, ", "),
+                                formatElement(a.dtype, &a.bytes[e * size]),
+                                formatElement(a.dtype, &b.bytes[e * size])));
+  }
+  return lines;
+}
+} // namespace
+
+int checkSpec(const std::string &specPath, const RunOptions &options, std::ostream &out,
+              std::ostream &err) {
+  // 1. In program order, with hazard tracking: this run's summary is what the user sees.
+  std::vector<RunOptions::FinalBuffer> reference;
+  uint64_t hazardBytes = 0;
+  RunOptions first = options;
+  first.hazards = true;
+  first.finalBuffers = &reference;
+  first.hazardBytes = &hazardBytes;
+  int code = runSpec(specPath, first, out, err);
+  if (code != kExitOk)
+    return code;
+
+  // 2. Reversed and shuffled program orders, from the same initial data (fresh buffers).
+  bool differs = false;
+  struct Variant {
+    const char *name;
+    interp::LaunchOptions::Order order;
+  };
+  for (Variant v : {Variant{"reversed", interp::LaunchOptions::Order::Reverse},
+                    Variant{"shuffled", interp::LaunchOptions::Order::Shuffled}}) {
+    std::vector<RunOptions::FinalBuffer> result;
+    RunOptions again = options;
+    again.order = v.order;
+    again.shuffleSeed = options.shuffleSeed ? options.shuffleSeed : 0x7717;
+    again.threads = 1;
+    again.quiet = true;
+    again.outDir.clear();
+    again.reportPath.clear();
+    again.finalBuffers = &result;
+    std::ostringstream discard;
+    if (int c = runSpec(specPath, again, discard, err); c != kExitOk) {
+      fmt::print(out, "check: the {} program order ends differently (exit {})\n", v.name, c);
+      differs = true;
+      continue;
+    }
+    for (size_t b = 0; b < reference.size() && b < result.size(); ++b) {
+      if (reference[b].donated || reference[b].bytes == result[b].bytes)
+        continue;
+      differs = true;
+      fmt::print(out, "check: buffer '{}' differs with the {} program order:\n", reference[b].name,
+                 v.name);
+      for (const std::string &line : differences(reference[b], result[b], 5))
+        fmt::print(out, "  {}\n", line);
+    }
+  }
+  if (hazardBytes)
+    fmt::print(out, "check: {} bytes with cross-program hazards\n", hazardBytes);
+  if (!differs && !hazardBytes) {
+    fmt::print(out, "check: no hazards; results identical in forward, reversed and shuffled "
+                    "program order\n");
+    return kExitOk;
+  }
+  printError(err, fmt::format("check found {}{}{}", hazardBytes ? "hazards" : "",
+                              hazardBytes && differs ? " and " : "",
+                              differs ? "order-dependent results" : ""));
+  return kExitFault;
 }
 
 } // namespace ttinterp::driver

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ttinterp/interp/Interpreter.h"
 #include "ttinterp/memory/Session.h"
 
 #include <cstdint>
@@ -31,12 +32,35 @@ struct RunOptions {
   unsigned threads = 1;
   uint64_t maxSteps = 0;
   BoundsMode bounds = BoundsMode::Argument;
+  bool inPlace = false; ///< Kernels write host buffers directly (no shadows; not transactional).
+  bool hazards = false; ///< Track cross-program read/write conflicts (programs run serially).
+  /// Program order of every launch (check runs reversed and shuffled orders).
+  interp::LaunchOptions::Order order = interp::LaunchOptions::Order::Forward;
+  uint64_t shuffleSeed = 0;
+  bool quiet = false; ///< No human summary (errors still go to `err`).
+  /// When set, receives every buffer's final bytes (name, dtype, shape, bytes).
+  struct FinalBuffer {
+    std::string name;
+    DType dtype;
+    std::vector<int64_t> shape;
+    std::vector<uint8_t> bytes;
+    bool donated = false;
+  };
+  std::vector<FinalBuffer> *finalBuffers = nullptr;
+  /// Set by the run: conflicting bytes found with `hazards` on.
+  uint64_t *hazardBytes = nullptr;
 };
 
 /// Runs the spec at `specPath`: the human summary (and tt.print output) goes to `out`,
 /// errors to `err`. Returns an ExitCode.
 int runSpec(const std::string &specPath, const RunOptions &options, std::ostream &out,
             std::ostream &err);
+
+/// `ttinterp check`: runs the spec with hazard tracking, then again in reverse and in a
+/// shuffled program order from identical initial data, and compares every buffer. Returns
+/// kExitFault when a hazard or an order-dependent result is found.
+int checkSpec(const std::string &specPath, const RunOptions &options, std::ostream &out,
+              std::ostream &err);
 
 /// Prints `message` as "ttinterp: error: ..." followed by "note: ..." lines. Front-end
 /// diagnostics ("FILE:L:C: error: M" then "FILE:L:C: note: N" lines) are reworded so the

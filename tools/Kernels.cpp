@@ -2,6 +2,7 @@
 #include "Kernels.h"
 
 #include "ttinterp/frontend/Frontend.h"
+#include "ttinterp/interp/Caches.h"
 
 #include <filesystem>
 #include <map>
@@ -12,8 +13,7 @@ struct KernelLibrary::Impl {
   std::unique_ptr<mlir::MLIRContext> context = frontend::makeContext();
   /// Parsed modules by file (normalised path), kept alive for the whole run.
   std::map<std::string, mlir::OwningOpRef<mlir::ModuleOp>> modules;
-  /// Lowered kernels by structural hash.
-  std::map<std::string, std::unique_ptr<interp::Kernel>> kernels;
+  interp::KernelCache kernels;
 };
 
 KernelLibrary::KernelLibrary() : impl_(std::make_unique<Impl>()) {}
@@ -44,22 +44,16 @@ std::optional<KernelLibrary::Entry> KernelLibrary::get(const std::string &path,
     failure = KernelFailure::Function;
     return std::nullopt;
   }
-  Entry entry;
-  entry.function = fn.getName().str();
-  entry.hash = frontend::structuralHash(fn);
-  auto cached = impl_->kernels.find(entry.hash);
-  if (cached != impl_->kernels.end()) {
-    entry.kernel = cached->second.get();
-    entry.cached = true;
-    return entry;
-  }
-  std::unique_ptr<interp::Kernel> kernel = interp::Kernel::lower(fn, error);
-  if (!kernel) {
+  std::optional<interp::KernelCache::Result> lowered = impl_->kernels.get(fn, error);
+  if (!lowered) {
     failure = KernelFailure::Unsupported;
     return std::nullopt;
   }
-  entry.kernel = kernel.get();
-  impl_->kernels.emplace(entry.hash, std::move(kernel));
+  Entry entry;
+  entry.function = fn.getName().str();
+  entry.hash = lowered->hash;
+  entry.kernel = lowered->kernel;
+  entry.cached = lowered->hit;
   return entry;
 }
 

@@ -52,7 +52,19 @@ std::string renderReport(const RunReport &report) {
     for (const PairReport &p : l.pairs)
       pairs.push_back({{"a", p.a}, {"b", p.b}, {"class", p.overlap}});
     j["pairs"] = pairs;
-    j["hazards"] = Json::array();
+    Json hazards = Json::array();
+    for (const HazardReport &h : l.hazards)
+      hazards.push_back({{"kind", h.kind},
+                         {"programs", {h.first, h.second}},
+                         {"arguments", h.arguments},
+                         {"buffer", h.buffer},
+                         {"byte_offset", h.offset},
+                         {"bytes", h.bytes},
+                         {"ops", {h.firstOp, h.secondOp}},
+                         {"locations", {h.firstLocation, h.secondLocation}}});
+    j["hazards"] = hazards;
+    j["hazard_bytes"] = l.hazardBytes;
+    j["donated"] = l.donated;
     j["bytes_in"] = l.bytesIn;
     j["bytes_out"] = l.bytesOut;
     launches.push_back(j);

@@ -29,6 +29,16 @@ struct PairReport {
   std::string overlap; ///< "disjoint", "identical" or "overlapping".
 };
 
+/// A cross-program conflict found with hazard tracking on.
+struct HazardReport {
+  std::string kind; ///< "read-after-write", "write-after-read", "write-after-write".
+  std::array<int64_t, 3> first = {0, 0, 0}, second = {0, 0, 0}; ///< Program ids, in run order.
+  std::vector<std::string> arguments; ///< Kernel parameters whose extents hold the bytes.
+  std::string buffer;                 ///< The spec buffer holding the bytes.
+  uint64_t offset = 0, bytes = 0;     ///< Byte range, relative to that buffer's start.
+  std::string firstOp, firstLocation, secondOp, secondLocation;
+};
+
 struct LaunchReport {
   size_t index = 0; ///< Position in the spec's launches array.
   std::string function;
@@ -40,6 +50,9 @@ struct LaunchReport {
   std::array<int64_t, 3> grid = {1, 1, 1};
   std::vector<RegionReport> regions;
   std::vector<PairReport> pairs;
+  std::vector<HazardReport> hazards;
+  uint64_t hazardBytes = 0; ///< All conflicting bytes (hazards lists at most 100 ranges).
+  std::vector<std::string> donated; ///< Buffers this launch donated.
   uint64_t bytesIn = 0;  ///< Copied into shadows when the launch was prepared.
   uint64_t bytesOut = 0; ///< Written back by the syncs and steps that follow it.
 };

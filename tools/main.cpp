@@ -24,6 +24,7 @@ Runs Triton kernels' TTIR on the CPU with an alias-aware memory model.
 
 commands:
   run SPEC.json    run the launches of a spec (see 'ttinterp run --help')
+  check SPEC.json  run a spec looking for cross-program races (see 'ttinterp check --help')
   hash KERNEL      print a kernel's structural hash
   info KERNEL      print the signature of every function in a TTIR file
 
@@ -47,11 +48,32 @@ options:
   --bounds arg|region
                      how far a pointer may stray: inside the extent of the argument it
                      derives from (arg, default) or anywhere in that argument's region
+  --hazards          report bytes one program instance reads or writes after another
+                     wrote or read them (programs then run one at a time)
+  --in-place         no shadows: kernels write the host buffers directly (not
+                     transactional: a fault keeps the stores made before it)
   -h, --help         show this help
 
 exit status: 0 success, 1 kernel fault (out-of-bounds access, failed tt.assert, step
-limit), 2 bad input (usage, unreadable file, TTIR or spec error, argument mismatch,
-unsupported op).
+limit, use of a donated buffer), 2 bad input (usage, unreadable file, TTIR or spec error,
+argument mismatch, unsupported op).
+)";
+
+constexpr const char *kCheckUsage = R"(usage: ttinterp check SPEC.json [options]
+
+Runs SPEC.json with hazard tracking (every cross-program read-after-write,
+write-after-read and write-after-write on the same bytes is reported, with both program
+ids, the arguments, the buffer, the byte range and both ops' source locations), then
+runs it again in reversed and in shuffled program order from the same initial data and
+lists every buffer whose final contents differ.
+
+options:
+  --out DIR, --report FILE, --max-steps N, --bounds arg|region   as for 'run'
+  --seed N           seed of the shuffled order (default fixed)
+  -h, --help         show this help
+
+exit status: 0 no hazard and no difference, 1 a hazard, an order-dependent result or a
+kernel fault, 2 bad input.
 )";
 
 constexpr const char *kHashUsage = R"(usage: ttinterp hash KERNEL.ttir [--function NAME]
@@ -92,12 +114,19 @@ public:
     return false;
   }
 
-  /// Splits into operands and options, rejecting options not in `known`.
-  void parse(const std::vector<std::string> &known) {
+  /// Splits into operands and options, rejecting options not in `known` (which take a
+  /// value) or `flags` (which take none).
+  void parse(const std::vector<std::string> &known, const std::vector<std::string> &flags = {}) {
     for (size_t i = 0; i < items_.size(); ++i) {
       const std::string &a = items_[i];
       if (a.size() < 2 || a[0] != '-') {
         operands_.push_back(a);
+        continue;
+      }
+      if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
+        if (flag(a))
+          throw UsageError{fmt::format("option '{}' is given twice", a)};
+        flags_.push_back(a);
         continue;
       }
       std::string name = a, value;
@@ -121,6 +150,10 @@ public:
     }
   }
 
+  bool flag(const std::string &name) const {
+    return std::find(flags_.begin(), flags_.end(), name) != flags_.end();
+  }
+
   std::optional<std::string> option(const std::string &name) const {
     for (auto &[n, v] : options_)
       if (n == name)
@@ -138,7 +171,7 @@ public:
   }
 
 private:
-  std::vector<std::string> items_, operands_;
+  std::vector<std::string> items_, operands_, flags_;
   std::vector<std::pair<std::string, std::string>> options_;
 };
 
@@ -158,10 +191,9 @@ uint64_t number(const std::string &option, const std::string &text, uint64_t max
   return v;
 }
 
-int commandRun(Arguments &args) {
-  args.parse({"--out", "--report", "--threads", "--max-steps", "--bounds"});
+/// Options shared by run and check.
+RunOptions runOptions(Arguments &args) {
   RunOptions options;
-  std::string spec = args.single("SPEC.json operand");
   options.outDir = args.option("--out").value_or("");
   options.reportPath = args.option("--report").value_or("");
   if (auto t = args.option("--threads")) {
@@ -179,7 +211,24 @@ int commandRun(Arguments &args) {
     else
       throw UsageError{fmt::format("option '--bounds' expects 'arg' or 'region', got '{}'", *b)};
   }
-  return runSpec(spec, options, std::cout, std::cerr);
+  options.hazards = args.flag("--hazards");
+  options.inPlace = args.flag("--in-place");
+  if (auto s = args.option("--seed"))
+    options.shuffleSeed = number("--seed", *s, UINT64_MAX);
+  return options;
+}
+
+int commandRun(Arguments &args) {
+  args.parse({"--out", "--report", "--threads", "--max-steps", "--bounds"},
+             {"--hazards", "--in-place"});
+  std::string spec = args.single("SPEC.json operand");
+  return runSpec(spec, runOptions(args), std::cout, std::cerr);
+}
+
+int commandCheck(Arguments &args) {
+  args.parse({"--out", "--report", "--max-steps", "--bounds", "--seed"});
+  std::string spec = args.single("SPEC.json operand");
+  return checkSpec(spec, runOptions(args), std::cout, std::cerr);
 }
 
 int commandHash(Arguments &args) {
@@ -227,6 +276,7 @@ int dispatch(int argc, char **argv) {
     int (*run)(Arguments &);
   };
   static const Command commands[] = {{"run", kRunUsage, commandRun},
+                                     {"check", kCheckUsage, commandCheck},
                                      {"hash", kHashUsage, commandHash},
                                      {"info", kInfoUsage, commandInfo}};
   for (const Command &c : commands) {

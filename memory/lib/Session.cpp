@@ -81,6 +81,14 @@ void Region::allocate(ByteRange r) {
   dirty.resize(size);
 }
 
+void Region::adopt(ByteRange r) {
+  range = r;
+  inPlace_ = true;
+  storage_.reset();
+  shadow_ = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(r.lo));
+  dirty.resize(r.hi - r.lo);
+}
+
 //===----------------------------------------------------------------------===//
 // LaunchMemory
 //===----------------------------------------------------------------------===//
@@ -161,6 +169,12 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
                           arg.name, arg.buffer);
       return false;
     }
+    if (options_.inPlace && arg.memory != &HostMemory::instance()) {
+      error = fmt::format("argument '{}' (buffer '{}') is in {} memory: in-place mode needs host "
+                          "buffers",
+                          arg.name, arg.buffer, arg.memory->name());
+      return false;
+    }
     if (!e.empty())
       intervals.push_back({arg.memory, e, nullptr, int(i)});
   }
@@ -195,6 +209,18 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       for (auto &r : regions_)
         if (r.get() == lives[0])
           region = std::move(r);
+    } else if (options_.inPlace) {
+      // No copies: the caller's memory is the shadow; keep the dirty bytes.
+      region = std::make_unique<Region>();
+      region->memory = intervals[i].memory;
+      region->adopt(span);
+      for (Region *live : lives) {
+        region->dirty.orFrom(live->dirty, live->range.lo - span.lo);
+        region->buffers.insert(region->buffers.end(), live->buffers.begin(), live->buffers.end());
+        for (auto &r : regions_)
+          if (r.get() == live)
+            r.reset();
+      }
     } else {
       region = std::make_unique<Region>();
       region->memory = intervals[i].memory;
@@ -273,7 +299,9 @@ bool Session::writeBack(Region &region, ByteRange range, std::string &error) {
   region.dirty.forEachRun(begin, count, [&](size_t b, size_t e) {
     if (!ok)
       return;
-    ok = region.memory->write(region.range.lo + b, region.shadow() + b, e - b, error);
+    // In place, the bytes are already there; they still count as written back.
+    if (!region.inPlace())
+      ok = region.memory->write(region.range.lo + b, region.shadow() + b, e - b, error);
     stats_.bytesOut += e - b;
   });
   if (ok)
@@ -292,11 +320,31 @@ bool Session::sync(CallerMemory &memory, const std::vector<ByteRange> &ranges,
 }
 
 bool Session::step(std::string &error) {
+  // Donated bytes are given up, not written back.
+  for (const Donation &d : pendingDonations_)
+    for (auto &region : regions_) {
+      if (region->memory != d.memory)
+        continue;
+      uint64_t lo = std::max(d.range.lo, region->range.lo);
+      uint64_t hi = std::min(d.range.hi, region->range.hi);
+      if (lo < hi)
+        region->dirty.clear(lo - region->range.lo, hi - lo);
+    }
   for (auto &region : regions_)
     if (!writeBack(*region, region->range, error))
       return false;
   regions_.clear();
+  releasedDonations_.insert(releasedDonations_.end(), pendingDonations_.begin(),
+                            pendingDonations_.end());
+  pendingDonations_.clear();
   return true;
+}
+
+const Session::Donation *Session::released(const CallerMemory &memory, ByteRange range) const {
+  for (const Donation &d : releasedDonations_)
+    if (d.memory == &memory && d.range.overlaps(range))
+      return &d;
+  return nullptr;
 }
 
 void Session::abandon() { regions_.clear(); }

@@ -96,8 +96,12 @@ struct Region {
   std::vector<std::string> buffers;
 
   void allocate(ByteRange r);
+  /// In-place mode: the "shadow" is the caller's host memory itself.
+  void adopt(ByteRange r);
+  bool inPlace() const { return inPlace_; }
 
 private:
+  bool inPlace_ = false;
   HostBlock storage_;
   uint8_t *shadow_ = nullptr;
 };
@@ -210,6 +214,19 @@ class Session {
 public:
   struct Options {
     BoundsMode bounds = BoundsMode::Argument;
+    /// Host buffers only: kernels read and write the caller's memory directly,
+    /// with no shadows and no copies. Not transactional: a fault leaves the
+    /// stores made before it in place.
+    bool inPlace = false;
+  };
+
+  /// A buffer given up by a launch (`donate`): at the next step its bytes are
+  /// not written back, and afterwards any launch touching them is refused.
+  struct Donation {
+    const CallerMemory *memory = nullptr;
+    ByteRange range;
+    std::string buffer; ///< The donated buffer's name.
+    std::string donor;  ///< Which launch donated it (for messages).
   };
   Session() = default;
   explicit Session(Options options) : options_(options) {}
@@ -224,8 +241,18 @@ public:
   /// Writes back the dirty bytes that lie inside `ranges` (a partial sync) and
   /// nothing else: other dirty bytes stay pending, shadows stay alive.
   bool sync(CallerMemory &memory, const std::vector<ByteRange> &ranges, std::string &error);
-  /// Writes back every dirty byte, then drops every shadow (a full sync).
+  /// Writes back every dirty byte except those of buffers donated in this
+  /// epoch, releases the donated buffers, drops every shadow and starts a new
+  /// epoch (a full sync). Only a step donates: sync never does.
   bool step(std::string &error);
+  /// Records a donation; it takes effect at the next step. A donated buffer
+  /// may still be read and written by later launches of the same epoch.
+  void donate(Donation donation) { pendingDonations_.push_back(std::move(donation)); }
+  /// The released donation sharing a byte with `range`, if any: a launch
+  /// touching it uses a buffer its caller promised not to read again.
+  const Donation *released(const CallerMemory &memory, ByteRange range) const;
+  /// Donations made in this epoch (released at the next step).
+  const std::vector<Donation> &pendingDonations() const { return pendingDonations_; }
   /// Drops every shadow without writing anything back (after a fault).
   void abandon();
   /// Dirty (not yet written back) bytes inside `range` of `memory`.
@@ -241,6 +268,7 @@ private:
   Options options_;
   std::vector<std::unique_ptr<Region>> regions_;
   TransferStats stats_;
+  std::vector<Donation> pendingDonations_, releasedDonations_;
 };
 
 template <class Fn> void ByteBitmap::forEachRun(size_t offset, size_t count, Fn fn) const {

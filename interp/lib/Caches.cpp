@@ -1,0 +1,63 @@
+//===- Caches.cpp - Kernel and launch-plan caches -------------------------===//
+#include "ttinterp/interp/Caches.h"
+
+#include "ttinterp/frontend/Frontend.h"
+
+#include "llvm/Support/SHA256.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ttinterp::interp {
+
+std::optional<KernelCache::Result> KernelCache::get(mlir::FunctionOpInterface fn,
+                                                    std::string &error) {
+  Result r;
+  r.hash = frontend::structuralHash(fn);
+  auto it = kernels_.find(r.hash);
+  if (it != kernels_.end()) {
+    r.kernel = it->second.get();
+    r.hit = true;
+    return r;
+  }
+  std::unique_ptr<Kernel> kernel = Kernel::lower(fn, error);
+  if (!kernel)
+    return std::nullopt;
+  r.kernel = kernel.get();
+  kernels_.emplace(r.hash, std::move(kernel));
+  return r;
+}
+
+PlanCache::Result PlanCache::get(const std::string &kernelHash, const std::vector<View> &views,
+                                 std::vector<uint32_t> donors, const PlanOptions &options) {
+  // Sorted and de-duplicated before it enters the key: {a, b} and {b, a, a} are one set.
+  std::sort(donors.begin(), donors.end());
+  donors.erase(std::unique(donors.begin(), donors.end()), donors.end());
+  AliasPattern aliasing = analyzeAliasing(views);
+  std::string canonical = fmt::format(
+      "kernel {}\n{}donors {}\nbounds {}\nin_place {}\nhazards {}\nthreads {}\n", kernelHash,
+      aliasing.canonical(), fmt::join(donors, " "),
+      options.bounds == BoundsMode::Region ? "region" : "arg", options.inPlace, options.hazards,
+      options.threads);
+  llvm::SHA256 sha;
+  sha.update(llvm::StringRef(canonical));
+  std::string key;
+  for (uint8_t b : sha.final())
+    key += fmt::format("{:02x}", b);
+
+  auto it = plans_.find(key);
+  if (it != plans_.end())
+    return {it->second, true};
+  auto plan = std::make_shared<LaunchPlan>();
+  plan->key = key;
+  plan->canonical = std::move(canonical);
+  plan->aliasing = std::move(aliasing);
+  plan->donors = std::move(donors);
+  plan->options = options;
+  plan->serial = options.threads <= 1 || options.hazards;
+  plans_.emplace(key, plan);
+  return {plan, false};
+}
+
+} // namespace ttinterp::interp

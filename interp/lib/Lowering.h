@@ -72,6 +72,14 @@ public:
   /// A scratch slot, not tied to any value.
   SlotId scratch(DType dtype, std::vector<int64_t> shape);
   const Slot &slot(SlotId s) const { return program_.slots[s]; }
+  /// A tensor that is only a splat of a scalar, not materialised: consumers that
+  /// can take the scalar (tt.addptr) read `scalar` instead. Any other use needs
+  /// the tensor, so lowerers that record this must check every user first.
+  void recordSplat(mlir::Value tensor, SlotId scalar) { splats_[tensor] = scalar; }
+  std::optional<SlotId> splatOf(mlir::Value tensor) const {
+    auto it = splats_.find(tensor);
+    return it == splats_.end() ? std::nullopt : std::optional<SlotId>(it->second);
+  }
 
   /// The dtype an MLIR type holds (element type for tensors); nullopt if unsupported.
   static std::optional<DType> dtypeOf(mlir::Type t);
@@ -111,6 +119,7 @@ private:
 
   Program &program_;
   llvm::DenseMap<mlir::Value, SlotId> values_;
+  llvm::DenseMap<mlir::Value, SlotId> splats_;
   llvm::DenseMap<mlir::Operation *, uint32_t> sites_;
   llvm::StringMap<uint32_t> functionIds_;
   std::vector<Instr> *current_ = nullptr;

@@ -123,6 +123,8 @@ struct Frame {
   uint64_t steps = 0, maxSteps = 0;
   int callDepth = 0;
   std::vector<int> active; ///< Per function: how many calls of it are running.
+  /// Scratch for memory ops: runs of consecutive lanes (first lane, length).
+  std::vector<std::pair<int64_t, int64_t>> runs;
   bool stopped = false;
   std::optional<Fault> fault;
   PrintSink *printer = nullptr;

@@ -86,35 +86,36 @@ template <DType D, bool HasMask> void storeKernel(Frame &f, const Instr &in) {
   const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr;
   int64_t n = f.slot(in.operands[0]).numel;
   const LaunchMemory &mem = *f.memory;
-  // Check every lane first: a faulting store writes nothing.
+  // Check every run first: a faulting store writes nothing.
+  std::vector<std::pair<int64_t, int64_t>> &runs = f.runs;
+  runs.clear();
   for (int64_t i = 0; i < n;) {
     if (HasMask && !mask[i]) {
       ++i;
       continue;
     }
     int64_t run = contiguousRun<HasMask>(p, mask, i, n, size);
-    if (!mem.translate(p[i], uint32_t(run * size))) {
-      for (int64_t end = i + run; i < end; ++i)
-        if (!mem.translate(p[i], size)) {
-          reportAccessFault(f, in, p[i], size, i, "store to");
-          return;
-        }
+    if (mem.translate(p[i], uint32_t(run * size))) {
+      runs.emplace_back(i, run);
+      i += run;
+      continue;
     }
-    i += run;
+    // The run leaves its window (or spans two regions): lane by lane.
+    for (int64_t end = i + run; i < end; ++i) {
+      if (!mem.translate(p[i], size)) {
+        reportAccessFault(f, in, p[i], size, i, "store to");
+        return;
+      }
+      runs.emplace_back(i, 1);
+    }
   }
-  for (int64_t i = 0; i < n;) {
-    if (HasMask && !mask[i]) {
-      ++i;
-      continue;
-    }
-    int64_t run = contiguousRun<HasMask>(p, mask, i, n, size);
+  for (auto [i, run] : runs) {
     uint8_t *h = mem.translateForWrite(p[i], uint32_t(run * size));
     if constexpr (sameLayout<D>())
       std::memcpy(h, v + i, size_t(run) * size);
     else
       for (int64_t k = 0; k < run; ++k)
         storeElement<D>(h + k * size, v[i + k]);
-    i += run;
   }
 }
 

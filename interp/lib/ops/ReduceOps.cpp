@@ -6,7 +6,10 @@
 // end). The GPU combines in a tree, so float sums can differ in the last bits.
 //
 //===----------------------------------------------------------------------===//
+#include "ArithFunctors.h"
 #include "OpSupport.h"
+
+#include "mlir/IR/Block.h"
 
 #include <cstring>
 
@@ -35,6 +38,8 @@ template <bool Scan> void foldKernel(Frame &f, const Instr &in) {
   std::vector<size_t> sizes(n);
   for (size_t k = 0; k < n; ++k)
     sizes[k] = computeSize(f.slot(d.inputs[k]).dtype);
+  // The combine region's first n arguments hold the running values.
+  const std::vector<SlotId> accumulators(args.begin(), args.begin() + n);
   for (int64_t o = 0; o < d.outer; ++o) {
     for (int64_t i = 0; i < d.inner; ++i) {
       for (int64_t step = 0; step < d.length; ++step) {
@@ -49,8 +54,7 @@ template <bool Scan> void foldKernel(Frame &f, const Instr &in) {
           const Terminator *t = runBody(f, *d.combine);
           if (!t)
             return;
-          std::vector<SlotId> acc(args.begin(), args.begin() + n);
-          copySlots(f, t->operands, acc);
+          copySlots(f, t->operands, accumulators);
         }
         if constexpr (Scan)
           for (size_t k = 0; k < n; ++k)
@@ -61,6 +65,111 @@ template <bool Scan> void foldKernel(Frame &f, const Instr &in) {
           storeElementTo(f, args[k], d.outputs[k], o * d.inner + i, sizes[k]);
     }
   }
+}
+
+/// A fold whose combine region is one arith op on its two arguments: a typed
+/// loop, no region execution per element. Same order as the general path.
+struct FastFoldData {
+  int64_t outer = 1, length = 1, inner = 1;
+  bool reverse = false;
+};
+
+template <DType D, class Fn, bool Scan> void fastFoldKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  const auto &d = *static_cast<const FastFoldData *>(in.data);
+  const T *x = f.at<T>(in.operands[0]);
+  T *out = f.at<T>(in.results[0]);
+  for (int64_t o = 0; o < d.outer; ++o) {
+    const T *src = x + o * d.length * d.inner;
+    T *dst = Scan ? out + o * d.length * d.inner : out + o * d.inner;
+    int64_t first = d.reverse ? d.length - 1 : 0, step = d.reverse ? -1 : 1;
+    if (d.inner == 1) {
+      // Along the minor axis: one running accumulator.
+      T acc = src[first];
+      if (Scan)
+        dst[first] = acc;
+      for (int64_t k = 1, j = first + step; k < d.length; ++k, j += step) {
+        acc = roundTo<D>(Fn::template apply<D>(acc, src[j]));
+        if (Scan)
+          dst[j] = acc;
+      }
+      if (!Scan)
+        dst[0] = acc;
+      continue;
+    }
+    // Along a major axis: whole rows combine elementwise, which vectorises.
+    T *acc = Scan ? dst + first * d.inner : dst;
+    if (!Scan || acc != src + first * d.inner)
+      std::memcpy(acc, src + first * d.inner, size_t(d.inner) * sizeof(T));
+    for (int64_t k = 1, j = first + step; k < d.length; ++k, j += step) {
+      const T *row = src + j * d.inner;
+      T *next = Scan ? dst + j * d.inner : acc;
+      for (int64_t i = 0; i < d.inner; ++i)
+        next[i] = roundTo<D>(Fn::template apply<D>(acc[i], row[i]));
+      acc = next;
+    }
+  }
+}
+
+/// The fast kernel for a combine region that is exactly `r = OP(a, b); return r`
+/// (or `OP(b, a)`: every op here is commutative), or null.
+template <bool Scan> ExecFn fastFold(mlir::Region &region, DType d) {
+  mlir::Block &block = region.front();
+  if (block.getNumArguments() != 2 || block.getOperations().size() != 2)
+    return nullptr;
+  mlir::Operation &op = block.front();
+  mlir::Operation *ret = block.getTerminator();
+  if (op.getNumOperands() != 2 || op.getNumResults() != 1 || ret->getNumOperands() != 1 ||
+      ret->getOperand(0) != op.getResult(0))
+    return nullptr;
+  mlir::Value a = block.getArgument(0), b = block.getArgument(1);
+  if (!((op.getOperand(0) == a && op.getOperand(1) == b) ||
+        (op.getOperand(0) == b && op.getOperand(1) == a)))
+    return nullptr;
+  llvm::StringRef name = op.getName().getStringRef();
+  auto ints = [&](auto fn) -> ExecFn {
+    using Fn = decltype(fn);
+    return visitInt(d, [](auto tag) -> ExecFn {
+      return &fastFoldKernel<decltype(tag)::value, Fn, Scan>;
+    });
+  };
+  auto floats = [&](auto fn) -> ExecFn {
+    using Fn = decltype(fn);
+    return visitFloat(d, [](auto tag) -> ExecFn {
+      return &fastFoldKernel<decltype(tag)::value, Fn, Scan>;
+    });
+  };
+  if (name == "arith.addi")
+    return ints(AddI{});
+  if (name == "arith.muli")
+    return ints(MulI{});
+  if (name == "arith.andi")
+    return ints(AndI{});
+  if (name == "arith.ori")
+    return ints(OrI{});
+  if (name == "arith.xori")
+    return ints(XOrI{});
+  if (name == "arith.maxsi")
+    return ints(MaxSI{});
+  if (name == "arith.minsi")
+    return ints(MinSI{});
+  if (name == "arith.maxui")
+    return ints(MaxUI{});
+  if (name == "arith.minui")
+    return ints(MinUI{});
+  if (name == "arith.addf")
+    return floats(AddF{});
+  if (name == "arith.mulf")
+    return floats(MulF{});
+  if (name == "arith.maxnumf")
+    return floats(MaxNumF{});
+  if (name == "arith.minnumf")
+    return floats(MinNumF{});
+  if (name == "arith.maximumf")
+    return floats(MaximumF{});
+  if (name == "arith.minimumf")
+    return floats(MinimumF{});
+  return nullptr;
 }
 
 template <bool Scan> bool lowerFold(mlir::Operation *op, Lowerer &L) {
@@ -82,6 +191,15 @@ template <bool Scan> bool lowerFold(mlir::Operation *op, Lowerer &L) {
     return L.error(op, "cannot combine an empty axis");
   if (auto rev = op->getAttrOfType<mlir::BoolAttr>("reverse"))
     d.reverse = rev.getValue();
+  if (d.inputs.size() == 1)
+    if (ExecFn fn = fastFold<Scan>(op->getRegion(0), first.dtype)) {
+      SlotId r = L.def(op->getResult(0), op);
+      if (r == kNoSlot)
+        return false;
+      L.emit(op, fn, {d.inputs[0]}, {r},
+             L.keep(FastFoldData{d.outer, d.length, d.inner, d.reverse}));
+      return true;
+    }
   d.combine = L.lowerRegion(op->getRegion(0), op);
   if (!d.combine)
     return false;

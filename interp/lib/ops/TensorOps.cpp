@@ -82,6 +82,16 @@ bool lowerSplat(mlir::Operation *op, Lowerer &L) {
     return false;
   if (L.slot(a).numel != 1)
     return L.error(op, "operand must be a scalar (or a one-element tensor)");
+  // `splat(ptr)` feeding only tt.addptr bases (the way every Triton kernel
+  // forms its pointer blocks): addptr reads the scalar, no block is written.
+  bool onlyAddPtrBases = !op->getResult(0).use_empty();
+  for (mlir::OpOperand &use : op->getResult(0).getUses())
+    onlyAddPtrBases &= use.getOwner()->getName().getStringRef() == "tt.addptr" &&
+                       use.getOperandNumber() == 0;
+  if (onlyAddPtrBases) {
+    L.recordSplat(op->getResult(0), a);
+    return true;
+  }
   size_t size = computeSize(L.slot(r).dtype);
   L.emit(op,
          bySize(size, &splatKernel<uint8_t>, &splatKernel<uint16_t>, &splatKernel<uint32_t>,
@@ -273,13 +283,23 @@ bool lowerCat(mlir::Operation *op, Lowerer &L) {
 // Pointers
 //===----------------------------------------------------------------------===//
 
-template <DType OffsetType> void addPtrKernel(Frame &f, const Instr &in) {
+/// Element sizes are 1, 2, 4 or 8 bytes: a shift, known at compile time, so the
+/// loop vectorises (x86-64's baseline has no 64-bit vector multiply).
+template <DType OffsetType, unsigned Shift> void addPtrKernel(Frame &f, const Instr &in) {
   const uint64_t *p = f.at<uint64_t>(in.operands[0]);
   const Repr<OffsetType> *off = f.at<Repr<OffsetType>>(in.operands[1]);
-  int64_t elem = *static_cast<const int64_t *>(in.data);
   uint64_t *r = f.at<uint64_t>(in.results[0]);
+  if (f.slot(in.operands[0]).numel == 1 && in.n != 1) {
+    // `addptr(splat(base), offsets)`: the splat was never materialised.
+    uint64_t base = p[0];
+    for (int64_t i = 0; i < in.n; ++i)
+      r[i] = (base & ~tagged::kAddressMask) |
+             ((base + (uint64_t(int64_t(off[i])) << Shift)) & tagged::kAddressMask);
+    return;
+  }
   for (int64_t i = 0; i < in.n; ++i)
-    r[i] = tagged::advance(p[i], int64_t(off[i]) * elem);
+    r[i] = (p[i] & ~tagged::kAddressMask) |
+           ((p[i] + (uint64_t(int64_t(off[i])) << Shift)) & tagged::kAddressMask);
 }
 
 /// Bytes of the pointee of a pointer type (scalar or tensor of pointers).
@@ -297,19 +317,33 @@ std::optional<int64_t> pointeeSize(mlir::Type t) {
 }
 
 bool lowerAddPtr(mlir::Operation *op, Lowerer &L) {
-  SlotId p = L.use(op->getOperand(0)), off = L.use(op->getOperand(1));
+  SlotId p = L.splatOf(op->getOperand(0)).value_or(L.use(op->getOperand(0)));
+  SlotId off = L.use(op->getOperand(1));
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;
   std::optional<int64_t> elem = pointeeSize(op->getResult(0).getType());
   if (!elem)
     return L.error(op, "only pointers to scalars are supported here");
-  ExecFn fn = visitInt(L.slot(off).dtype, [](auto tag) -> ExecFn {
-    return &addPtrKernel<decltype(tag)::value>;
+  int64_t e = *elem;
+  ExecFn fn = visitInt(L.slot(off).dtype, [e](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    switch (e) {
+    case 1:
+      return &addPtrKernel<D, 0>;
+    case 2:
+      return &addPtrKernel<D, 1>;
+    case 4:
+      return &addPtrKernel<D, 2>;
+    case 8:
+      return &addPtrKernel<D, 3>;
+    default:
+      return nullptr;
+    }
   });
   if (!fn || L.slot(off).numel != L.slot(r).numel)
     return L.error(op, "offset must be an integer of the pointer's shape");
-  L.emit(op, fn, {p, off}, {r}, L.keep(*elem));
+  L.emit(op, fn, {p, off}, {r});
   return true;
 }
 

@@ -1,0 +1,66 @@
+//===- ArithFunctors.h - Element semantics of the arith ops, shared by their users -*- C++ -*-===//
+//
+// One definition of what each binary arith op does to a pair of elements
+// (compute representations, before narrow-float rounding). ArithOps.cpp
+// wraps them in block kernels; ReduceOps.cpp folds with them when a
+// tt.reduce / tt.scan combine region is a single such op.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "OpSupport.h"
+
+#include <cmath>
+#include <limits>
+
+namespace ttinterp::interp {
+
+template <DType D> constexpr unsigned bitWidth() {
+  return D == DType::I1 ? 1 : unsigned(sizeof(Repr<D>) * 8);
+}
+
+#define TTINTERP_INT_OP(NAME, EXPR)                                                                \
+  struct NAME {                                                                                    \
+    template <DType D> static Repr<D> apply(Repr<D> a, Repr<D> b) {                                \
+      using U = UnsignedRepr<D>;                                                                   \
+      (void)sizeof(U);                                                                             \
+      return wrap<D>(Repr<D>(EXPR));                                                               \
+    }                                                                                              \
+  };
+TTINTERP_INT_OP(AddI, U(U(a) + U(b)))
+TTINTERP_INT_OP(SubI, U(U(a) - U(b)))
+TTINTERP_INT_OP(MulI, U(uint64_t(U(a)) * uint64_t(U(b))))
+TTINTERP_INT_OP(AndI, a &b)
+TTINTERP_INT_OP(OrI, a | b)
+TTINTERP_INT_OP(XOrI, a ^ b)
+TTINTERP_INT_OP(MaxSI, signedValue<D>(a) > signedValue<D>(b) ? a : b)
+TTINTERP_INT_OP(MinSI, signedValue<D>(a) < signedValue<D>(b) ? a : b)
+TTINTERP_INT_OP(MaxUI, U(a) > U(b) ? a : b)
+TTINTERP_INT_OP(MinUI, U(a) < U(b) ? a : b)
+TTINTERP_INT_OP(ShLI, unsignedValue<D>(b) >= bitWidth<D>() ? U(0) : U(U(a) << unsignedValue<D>(b)))
+TTINTERP_INT_OP(ShRUI, unsignedValue<D>(b) >= bitWidth<D>() ? U(0) : U(U(a) >> unsignedValue<D>(b)))
+TTINTERP_INT_OP(ShRSI, unsignedValue<D>(b) >= bitWidth<D>()
+                           ? (signedValue<D>(a) < 0 ? ~U(0) : U(0))
+                           : U(signedValue<D>(a) >> unsignedValue<D>(b)))
+#undef TTINTERP_INT_OP
+
+#define TTINTERP_FLOAT_OP(NAME, EXPR)                                                              \
+  struct NAME {                                                                                    \
+    template <DType D> static Repr<D> apply(Repr<D> a, Repr<D> b) { return EXPR; }                 \
+  };
+TTINTERP_FLOAT_OP(AddF, a + b)
+TTINTERP_FLOAT_OP(SubF, a - b)
+TTINTERP_FLOAT_OP(MulF, a *b)
+TTINTERP_FLOAT_OP(DivF, a / b)
+TTINTERP_FLOAT_OP(RemF, std::fmod(a, b))
+TTINTERP_FLOAT_OP(MaxNumF, std::fmax(a, b))
+TTINTERP_FLOAT_OP(MinNumF, std::fmin(a, b))
+TTINTERP_FLOAT_OP(MaximumF, (std::isnan(a) || std::isnan(b))
+                                ? std::numeric_limits<Repr<D>>::quiet_NaN()
+                                : (a == b ? (std::signbit(a) ? b : a) : (a > b ? a : b)))
+TTINTERP_FLOAT_OP(MinimumF, (std::isnan(a) || std::isnan(b))
+                                ? std::numeric_limits<Repr<D>>::quiet_NaN()
+                                : (a == b ? (std::signbit(a) ? a : b) : (a < b ? a : b)))
+#undef TTINTERP_FLOAT_OP
+
+} // namespace ttinterp::interp

@@ -26,5 +26,5 @@ build_type=Release
 [[ $sanitize == ON ]] && build_type=RelWithDebInfo
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=$build_type \
   -DTTINTERP_SANITIZE=$sanitize -DTTINTERP_WERROR=$werror \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" >/dev/null
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" -DTTINTERP_BUILD_BENCH=$([[ $sanitize == ON ]] && echo OFF || echo ON) >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"

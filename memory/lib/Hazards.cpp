@@ -1,7 +1,7 @@
-//===- Hazards.cpp - Per-byte tracking of cross-program conflicts ---------===//
+//===- Hazards.cpp - Cross-program conflicts over byte-range maps ---------===//
 #include "ttinterp/memory/Hazards.h"
 
-#include <array>
+#include <algorithm>
 
 namespace ttinterp {
 
@@ -18,87 +18,123 @@ std::string_view name(HazardKind k) {
 }
 
 namespace {
-constexpr unsigned kPageBits = 12;
-constexpr uint64_t kPageSize = uint64_t(1) << kPageBits;
 constexpr int32_t kNobody = -1;
+
+/// Splits the range containing `at` (if any) so that a range starts at `at`.
+template <class V> void splitAt(std::map<uint64_t, V> &map, uint64_t at) {
+  auto it = map.upper_bound(at);
+  if (it == map.begin())
+    return;
+  --it;
+  if (it->first < at && at < it->second.hi) {
+    V tail = it->second;
+    it->second.hi = at;
+    map.emplace(at, tail);
+  }
+}
+
+/// Merges [lo, hi)'s neighbours with equal contents into one range.
+template <class V, class Same> void coalesce(std::map<uint64_t, V> &map, uint64_t lo, uint64_t hi,
+                                            Same same) {
+  auto it = map.lower_bound(lo);
+  if (it != map.begin())
+    --it;
+  while (it != map.end() && it->first <= hi) {
+    auto next = std::next(it);
+    if (next != map.end() && it->second.hi == next->first && same(it->second, next->second)) {
+      it->second.hi = next->second.hi;
+      map.erase(next);
+      continue;
+    }
+    it = next;
+  }
+}
 } // namespace
-
-/// Who touched one byte. Two readers are kept so a later write by one of
-/// them still finds the other.
-struct HazardTracker::ByteState {
-  int32_t writer = kNobody;
-  uint32_t writerSite = 0;
-  int32_t reader = kNobody, otherReader = kNobody;
-  uint32_t readerSite = 0, otherReaderSite = 0;
-  bool writerAtomic = false;
-};
-
-struct HazardTracker::Page {
-  std::array<ByteState, kPageSize> bytes;
-};
 
 HazardTracker::HazardTracker() = default;
 HazardTracker::~HazardTracker() = default;
 
-HazardTracker::ByteState &HazardTracker::state(uint64_t address) {
-  uint64_t id = address >> kPageBits;
-  if (id != lastPageId_) {
-    auto &page = pages_[id];
-    if (!page)
-      page = std::make_unique<Page>();
-    lastPage_ = page.get();
-    lastPageId_ = id;
-  }
-  return lastPage_->bytes[address & (kPageSize - 1)];
-}
-
-void HazardTracker::conflict(HazardKind kind, int32_t first, uint32_t firstSite,
-                             uint32_t secondSite, uint64_t address) {
-  ++conflictBytes_;
-  // Extend the previous entry when this byte continues it (the common case:
-  // one op's lanes walking through memory).
+void HazardTracker::conflict(HazardKind kind, int32_t first, uint32_t firstSite, uint64_t lo,
+                             uint64_t hi) {
+  conflictBytes_ += hi - lo;
+  // Continue the latest entry when this range extends it (one op's lanes walking on).
   if (!found_.empty()) {
     Hazard &h = found_.back();
     if (h.kind == kind && h.firstProgram == first && h.secondProgram == program_ &&
-        h.firstSite == firstSite && h.secondSite == secondSite && h.hi == address) {
-      h.hi = address + 1;
+        h.firstSite == firstSite && h.secondSite == site_ && h.hi == lo) {
+      h.hi = hi;
       return;
     }
   }
-  found_.push_back({kind, first, program_, firstSite, secondSite, address, address + 1});
+  found_.push_back({kind, first, program_, firstSite, site_, lo, hi});
 }
 
 void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
-  uint32_t site = site_;
-  for (uint64_t a = address; a < address + size; ++a) {
-    ByteState &s = state(a);
-    if (kind == AccessKind::Read) {
-      if (s.writer != kNobody && s.writer != program_)
-        conflict(HazardKind::ReadAfterWrite, s.writer, s.writerSite, site, a);
-      if (s.reader == kNobody || s.reader == program_) {
-        s.reader = program_;
-        s.readerSite = site;
-      } else if (s.otherReader == kNobody || s.otherReader == program_) {
-        s.otherReader = program_;
-        s.otherReaderSite = site;
-      }
-      continue;
-    }
-    bool atomic = kind == AccessKind::Atomic;
-    if (s.writer != kNobody && s.writer != program_ && !(atomic && s.writerAtomic))
-      conflict(HazardKind::WriteAfterWrite, s.writer, s.writerSite, site, a);
-    if (s.reader != kNobody && s.reader != program_)
-      conflict(HazardKind::WriteAfterRead, s.reader, s.readerSite, site, a);
-    else if (s.otherReader != kNobody && s.otherReader != program_)
-      conflict(HazardKind::WriteAfterRead, s.otherReader, s.otherReaderSite, site, a);
-    s.writer = program_;
-    s.writerSite = site;
-    s.writerAtomic = atomic;
+  uint64_t lo = address, hi = address + size;
+  if (size == 0)
+    return;
+  // Conflicts with what other programs did to these bytes before.
+  auto firstOverlap = [&](auto &map) {
+    auto it = map.upper_bound(lo);
+    if (it != map.begin() && std::prev(it)->second.hi > lo)
+      --it;
+    return it;
+  };
+  for (auto it = firstOverlap(writers_); it != writers_.end() && it->first < hi; ++it) {
+    const Writer &w = it->second;
+    bool exempt = kind == AccessKind::Atomic && w.atomic;
+    if (w.program != program_ && !exempt)
+      conflict(kind == AccessKind::Read ? HazardKind::ReadAfterWrite : HazardKind::WriteAfterWrite,
+               w.program, w.site, std::max(lo, it->first), std::min(hi, w.hi));
   }
+  if (kind != AccessKind::Read) {
+    for (auto it = firstOverlap(readers_); it != readers_.end() && it->first < hi; ++it) {
+      const Readers &r = it->second;
+      int32_t reader = r.program != program_ ? r.program : r.other;
+      uint32_t site = r.program != program_ ? r.site : r.otherSite;
+      if (reader != kNobody && reader != program_)
+        conflict(HazardKind::WriteAfterRead, reader, site, std::max(lo, it->first),
+                 std::min(hi, r.hi));
+    }
+  }
+
+  // Record this access: reads add a reader, writes (atomics too) replace the writer.
+  if (kind == AccessKind::Read) {
+    splitAt(readers_, lo);
+    splitAt(readers_, hi);
+    uint64_t cursor = lo;
+    auto it = readers_.lower_bound(lo);
+    while (cursor < hi) {
+      if (it == readers_.end() || it->first > cursor) {
+        uint64_t end = it == readers_.end() ? hi : std::min(hi, it->first);
+        readers_.emplace(cursor, Readers{end, program_, kNobody, site_, 0});
+        cursor = end;
+        continue;
+      }
+      Readers &r = it->second;
+      if (r.program != program_ && r.other == kNobody) {
+        r.other = program_;
+        r.otherSite = site_;
+      }
+      cursor = r.hi;
+      ++it;
+    }
+    coalesce(readers_, lo, hi, [](const Readers &a, const Readers &b) {
+      return a.program == b.program && a.other == b.other && a.site == b.site &&
+             a.otherSite == b.otherSite;
+    });
+    return;
+  }
+  splitAt(writers_, lo);
+  splitAt(writers_, hi);
+  writers_.erase(writers_.lower_bound(lo), writers_.lower_bound(hi));
+  writers_.emplace(lo, Writer{hi, program_, site_, kind == AccessKind::Atomic});
+  coalesce(writers_, lo, hi, [](const Writer &a, const Writer &b) {
+    return a.program == b.program && a.site == b.site && a.atomic == b.atomic;
+  });
 }
 
 std::vector<Hazard> HazardTracker::hazards(size_t limit) const {
-  // record() already extends the latest entry; merge what continues across entries.
   std::vector<Hazard> out;
   for (const Hazard &h : found_) {
     if (!out.empty()) {

@@ -6,7 +6,9 @@
 // prints median times and ratios. Not a test: speed targets are read off its
 // output (docs/performance.md), never asserted.
 //
-// Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME]
+// Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] [--hazards] [--memory]
+//   --hazards  also time each kernel with cross-program hazard tracking on
+//   --memory   peak resident memory of 8 overlapping views of one 1 GiB buffer
 //
 //===----------------------------------------------------------------------===//
 #include "ttinterp/frontend/Frontend.h"
@@ -22,6 +24,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <sys/resource.h>
 #include <string>
 #include <vector>
 
@@ -78,7 +81,7 @@ Kernel load(const std::string &name) {
 /// One interpreted launch, as a user runs it: session, launch, write-back.
 void launch(const interp::Kernel &kernel, std::vector<std::vector<float> *> buffers,
             std::vector<interp::ArgumentValue> scalars, std::array<int64_t, 3> grid,
-            unsigned threads) {
+            unsigned threads, bool hazards = false) {
   Session session;
   std::vector<PointerArgument> pointers;
   std::vector<interp::ArgumentValue> args;
@@ -98,6 +101,9 @@ void launch(const interp::Kernel &kernel, std::vector<std::vector<float> *> buff
   interp::LaunchOptions options;
   options.grid = grid;
   options.threads = threads;
+  HazardTracker tracker;
+  if (hazards)
+    memory.setHazardTracker(&tracker);
   if (auto fault = kernel.run(args, memory, options)) {
     fmt::print(stderr, "ttinterp-bench: fault: {}\n", fault->message);
     std::exit(1);
@@ -119,15 +125,67 @@ interp::ArgumentValue f32(double v) {
 struct Case {
   std::string name;
   std::string what;
-  std::function<void(unsigned threads)> interpreted;
+  std::function<void(unsigned threads, bool hazards)> interpreted;
   std::function<void()> native;
 };
+
+long peakResidentKiB() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+/// k overlapping views of one N-byte buffer must cost about N bytes of shadow, not k x N.
+int memoryBenchmark() {
+  const size_t bytes = size_t(1) << 30, views = 8, shift = 4096;
+  std::vector<float> buffer(bytes / 4 + views * shift / 4, 1.0f); // touched: resident
+  long base = peakResidentKiB();
+  Kernel add = load("vector_add");
+  long loaded = peakResidentKiB();
+  Session session;
+  std::vector<PointerArgument> pointers;
+  int64_t n = int64_t(bytes / 4);
+  for (size_t v = 0; v < views; ++v)
+    pointers.push_back({fmt::format("v{}", v), "buffer",
+                        View{reinterpret_cast<uint64_t>(buffer.data()) + v * shift, DType::F32,
+                             {n}, {1}}});
+  LaunchMemory memory;
+  std::string error;
+  if (!session.prepare(pointers, memory, error)) {
+    fmt::print(stderr, "ttinterp-bench: {}\n", error);
+    return 2;
+  }
+  // out = view 2 = view 0 + view 1, over the whole GiB.
+  std::vector<interp::ArgumentValue> args(4);
+  args[0].pointerIndex = 0;
+  args[1].pointerIndex = 1;
+  args[2].pointerIndex = 2;
+  args[3].integer = n;
+  interp::LaunchOptions options;
+  options.grid = {n / 1024, 1, 1};
+  if (auto fault = add.kernel->run(args, memory, options)) {
+    fmt::print(stderr, "ttinterp-bench: fault: {}\n", fault->message);
+    return 1;
+  }
+  size_t regions = memory.regions().size();
+  session.step(error);
+  long peak = peakResidentKiB();
+  fmt::print("memory: {} overlapping views of a {} MiB buffer: {} region(s)\n", views,
+             bytes >> 20, regions);
+  fmt::print("  peak RSS: buffer alone {} MiB, with the kernel loaded {} MiB, after the launch {} "
+             "MiB\n",
+             base >> 10, loaded >> 10, peak >> 10);
+  fmt::print("  cost of the launch: {} MiB for {} MiB of views\n", (peak - loaded) >> 10,
+             (views * bytes) >> 20);
+  return 0;
+}
 
 } // namespace
 
 int main(int argc, char **argv) {
   int repeats = 5;
   unsigned threads = 2;
+  bool hazards = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -137,8 +195,13 @@ int main(int argc, char **argv) {
       threads = unsigned(std::max(1, std::atoi(argv[++i])));
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
+    else if (a == "--hazards")
+      hazards = true;
+    else if (a == "--memory")
+      return memoryBenchmark();
     else {
-      fmt::print(stderr, "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME]\n");
+      fmt::print(stderr, "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] "
+                         "[--hazards] [--memory]\n");
       return 2;
     }
   }
@@ -150,8 +213,8 @@ int main(int argc, char **argv) {
   std::vector<float> x = randomVector(n, 1), y = randomVector(n, 2), out(n);
   Kernel add = load("vector_add");
   cases.push_back({"vector_add", "2^24 f32",
-                   [&](unsigned t) {
-                     launch(*add.kernel, {&x, &y, &out}, {i32(n)}, {n / 1024, 1, 1}, t);
+                   [&](unsigned t, bool h) {
+                     launch(*add.kernel, {&x, &y, &out}, {i32(n)}, {n / 1024, 1, 1}, t, h);
                    },
                    [&] {
                      for (int64_t i = 0; i < n; ++i)
@@ -163,9 +226,9 @@ int main(int argc, char **argv) {
   std::vector<float> sin = randomVector(rows * cols, 3), sout(rows * cols);
   Kernel softmax = load("softmax_1024");
   cases.push_back({"softmax", "4096x1024 f32",
-                   [&](unsigned t) {
+                   [&](unsigned t, bool h) {
                      launch(*softmax.kernel, {&sout, &sin}, {i32(cols), i32(cols), i32(cols)},
-                            {rows, 1, 1}, t);
+                            {rows, 1, 1}, t, h);
                    },
                    [&] {
                      for (int64_t r = 0; r < rows; ++r) {
@@ -194,13 +257,13 @@ int main(int argc, char **argv) {
   };
   std::vector<interp::ArgumentValue> mmArgs{i32(m), i32(m), i32(m), i32(m), i32(m), i32(m)};
   cases.push_back({"matmul_ieee", "512^3 f32",
-                   [&](unsigned t) {
-                     launch(*mmIeee.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t);
+                   [&](unsigned t, bool h) {
+                     launch(*mmIeee.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
                    },
                    gemm});
   cases.push_back({"matmul_tf32", "512^3 f32",
-                   [&](unsigned t) {
-                     launch(*mmTf32.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t);
+                   [&](unsigned t, bool h) {
+                     launch(*mmTf32.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
                    },
                    gemm});
 
@@ -209,9 +272,9 @@ int main(int argc, char **argv) {
                      bias = randomVector(cols, 8), mean(rows), rstd(rows);
   Kernel layernorm = load("layernorm");
   cases.push_back({"layernorm", "4096x1024 f32",
-                   [&](unsigned t) {
+                   [&](unsigned t, bool h) {
                      launch(*layernorm.kernel, {&lx, &ly, &w, &bias, &mean, &rstd},
-                            {i32(cols), i32(cols), f32(1e-5)}, {rows, 1, 1}, t);
+                            {i32(cols), i32(cols), f32(1e-5)}, {rows, 1, 1}, t, h);
                    },
                    [&] {
                      for (int64_t r = 0; r < rows; ++r) {
@@ -231,22 +294,28 @@ int main(int argc, char **argv) {
                      }
                    }});
 
-  fmt::print("{:<12} {:<14} {:>11} {:>11} {:>9} {:>11} {:>9}\n", "kernel", "size", "native ms",
-             "interp ms", "ratio", fmt::format("interp {}t", threads), "speedup");
+  fmt::print("{:<12} {:<14} {:>11} {:>11} {:>9} {:>11} {:>9}{}\n", "kernel", "size", "native ms",
+             "interp ms", "ratio", fmt::format("interp {}t", threads), "speedup",
+             hazards ? "  hazards ms  cost" : "");
   for (const Case &cs : cases) {
     if (!only.empty() && cs.name != only)
       continue;
-    std::vector<double> native, one, many;
+    std::vector<double> native, one, many, tracked;
     cs.native(); // warm up caches and pages
-    cs.interpreted(1);
+    cs.interpreted(1, false);
     for (int r = 0; r < repeats; ++r) {
       native.push_back(seconds(cs.native));
-      one.push_back(seconds([&] { cs.interpreted(1); }));
-      many.push_back(seconds([&] { cs.interpreted(threads); }));
+      one.push_back(seconds([&] { cs.interpreted(1, false); }));
+      many.push_back(seconds([&] { cs.interpreted(threads, false); }));
+      if (hazards)
+        tracked.push_back(seconds([&] { cs.interpreted(1, true); }));
     }
     double tn = median(native), t1 = median(one), tt = median(many);
-    fmt::print("{:<12} {:<14} {:>11.2f} {:>11.2f} {:>9.3f} {:>11.2f} {:>8.2f}x\n", cs.name, cs.what,
-               tn * 1e3, t1 * 1e3, tn / t1, tt * 1e3, t1 / tt);
+    std::string extra =
+        hazards ? fmt::format(" {:>11.2f} {:>5.2f}x", median(tracked) * 1e3, median(tracked) / t1)
+                : "";
+    fmt::print("{:<12} {:<14} {:>11.2f} {:>11.2f} {:>9.3f} {:>11.2f} {:>8.2f}x{}\n", cs.name,
+               cs.what, tn * 1e3, t1 * 1e3, tn / t1, tt * 1e3, t1 / tt, extra);
   }
   fmt::print("ratio = native time / interpreted time (1 thread); speedup = 1 thread / {} threads\n",
              threads);

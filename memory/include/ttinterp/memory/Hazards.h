@@ -6,7 +6,11 @@
 // depends on the order programs run in: on the GPU that order is unspecified.
 // Atomics are exempt among themselves, not against plain accesses.
 //
-// Tracking is exact per byte and runs with programs executed one at a time.
+// Tracking is exact per byte but stored as byte ranges: the last writer of each
+// range and up to two distinct readers, in interval maps split and coalesced
+// as accesses arrive. Loads and stores report whole runs of consecutive lanes,
+// so a program adds a few ranges, not one entry per byte. Programs must run one
+// at a time.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -14,7 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 namespace ttinterp {
@@ -48,17 +52,24 @@ public:
   uint64_t totalConflictBytes() const { return conflictBytes_; }
 
 private:
-  struct ByteState;
-  struct Page;
-  ByteState &state(uint64_t address);
-  void conflict(HazardKind kind, int32_t first, uint32_t firstSite, uint32_t secondSite,
-                uint64_t address);
+  /// Who last wrote a byte range, or which (up to two) programs read it.
+  struct Writer {
+    uint64_t hi;
+    int32_t program;
+    uint32_t site;
+    bool atomic;
+  };
+  struct Readers {
+    uint64_t hi;
+    int32_t program, other; ///< other: a second distinct reader, or -1
+    uint32_t site, otherSite;
+  };
+  void conflict(HazardKind kind, int32_t first, uint32_t firstSite, uint64_t lo, uint64_t hi);
 
   int32_t program_ = 0;
   uint32_t site_ = 0;
-  std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
-  uint64_t lastPageId_ = ~uint64_t(0);
-  Page *lastPage_ = nullptr;
+  std::map<uint64_t, Writer> writers_; ///< Keyed by range start; ranges never overlap.
+  std::map<uint64_t, Readers> readers_;
   std::vector<Hazard> found_;
   uint64_t conflictBytes_ = 0;
 };

@@ -9,6 +9,7 @@
 // Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] [--hazards] [--memory]
 //   --hazards  also time each kernel with cross-program hazard tracking on
 //   --memory   peak resident memory of 8 overlapping views of one 1 GiB buffer
+//   --memory-in-place  the same without shadows
 //
 //===----------------------------------------------------------------------===//
 #include "ttinterp/frontend/Frontend.h"
@@ -136,13 +137,15 @@ long peakResidentKiB() {
 }
 
 /// k overlapping views of one N-byte buffer must cost about N bytes of shadow, not k x N.
-int memoryBenchmark() {
+int memoryBenchmark(bool inPlace) {
   const size_t bytes = size_t(1) << 30, views = 8, shift = 4096;
   std::vector<float> buffer(bytes / 4 + views * shift / 4, 1.0f); // touched: resident
   long base = peakResidentKiB();
   Kernel add = load("vector_add");
   long loaded = peakResidentKiB();
-  Session session;
+  Session::Options sessionOptions;
+  sessionOptions.inPlace = inPlace;
+  Session session(sessionOptions);
   std::vector<PointerArgument> pointers;
   int64_t n = int64_t(bytes / 4);
   for (size_t v = 0; v < views; ++v)
@@ -170,8 +173,8 @@ int memoryBenchmark() {
   size_t regions = memory.regions().size();
   session.step(error);
   long peak = peakResidentKiB();
-  fmt::print("memory: {} overlapping views of a {} MiB buffer: {} region(s)\n", views,
-             bytes >> 20, regions);
+  fmt::print("memory ({}): {} overlapping views of a {} MiB buffer: {} region(s)\n",
+             inPlace ? "in place" : "shadowed", views, bytes >> 20, regions);
   fmt::print("  peak RSS: buffer alone {} MiB, with the kernel loaded {} MiB, after the launch {} "
              "MiB\n",
              base >> 10, loaded >> 10, peak >> 10);
@@ -198,10 +201,12 @@ int main(int argc, char **argv) {
     else if (a == "--hazards")
       hazards = true;
     else if (a == "--memory")
-      return memoryBenchmark();
+      return memoryBenchmark(false);
+    else if (a == "--memory-in-place")
+      return memoryBenchmark(true);
     else {
       fmt::print(stderr, "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] "
-                         "[--hazards] [--memory]\n");
+                         "[--hazards] [--memory | --memory-in-place]\n");
       return 2;
     }
   }

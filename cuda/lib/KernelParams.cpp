@@ -67,24 +67,8 @@ uint16_t roundToF16(double value) { return roundToSmallFloat(value, 5, 10); }
 uint16_t roundToBF16(double value) { return roundToSmallFloat(value, 8, 7); }
 
 size_t paramSize(DType type) {
-  switch (type) {
-  case DType::I1:
-  case DType::I8:
-    return 1;
-  case DType::I16:
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::I32:
-  case DType::F32:
-    return 4;
-  case DType::I64:
-  case DType::F64:
-  case DType::Ptr:
-    return 8;
-  default:
-    return 0;
-  }
+  // Scalars travel in their own width; fp8 has no C ABI type, so it is not a parameter type.
+  return isFP8(type) ? 0 : byteSize(type);
 }
 
 KernelArg KernelArg::integer(DType type, int64_t value) {

@@ -64,7 +64,8 @@ struct LaunchResult {
 
 inline LaunchResult launch(const interp::Kernel &kernel, const std::vector<PointerArgument> &ptrs,
                            const std::vector<interp::ArgumentValue> &args,
-                           std::array<int64_t, 3> grid, unsigned threads = 1) {
+                           std::array<int64_t, 3> grid, unsigned threads = 1,
+                           uint64_t maxSteps = 0) {
   LaunchResult r;
   Session session;
   LaunchMemory memory;
@@ -73,6 +74,7 @@ inline LaunchResult launch(const interp::Kernel &kernel, const std::vector<Point
   interp::LaunchOptions options;
   options.grid = grid;
   options.threads = threads;
+  options.maxSteps = maxSteps;
   r.fault = kernel.run(args, memory, options);
   if (r.fault)
     session.abandon();

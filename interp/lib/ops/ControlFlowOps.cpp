@@ -189,12 +189,26 @@ void callKernel(Frame &f, const Instr &in) {
   const Terminator *t = runBody(f, fn.body);
   --f.callDepth;
   --f.active[callee];
-  if (t) {
+  if (!t)
+    return;
+  if (saved.empty()) {
     std::vector<SlotId> results(in.results, in.results + in.numResults);
     copySlots(f, t->operands, results);
+    return;
   }
-  if (!saved.empty())
-    std::memcpy(f.arena + fn.arenaBegin, saved.data(), saved.size());
+  // A recursive call: its result slots lie in the callee's own section, which
+  // the restore below rewinds. Keep the returned values aside until after it.
+  std::vector<uint8_t> returned;
+  for (SlotId s : t->operands)
+    returned.insert(returned.end(), f.arena + f.slot(s).offset,
+                    f.arena + f.slot(s).offset + f.slot(s).bytes());
+  std::memcpy(f.arena + fn.arenaBegin, saved.data(), saved.size());
+  size_t at = 0;
+  for (uint32_t r = 0; r < in.numResults; ++r) {
+    const Slot &slot = f.slot(in.results[r]);
+    std::memcpy(f.arena + slot.offset, returned.data() + at, slot.bytes());
+    at += slot.bytes();
+  }
 }
 
 bool lowerCall(mlir::Operation *op, Lowerer &L) {

@@ -116,4 +116,36 @@ bool HostBuffers::create(const Spec &spec, std::string &error) {
   return true;
 }
 
+bool HostBuffers::createDevice(const Spec &spec, std::string &error) {
+  size_t n = spec.buffers.size();
+  deviceAddress_.assign(n, std::nullopt);
+  device_.clear();
+  device_.resize(n);
+  deviceMemory_ = std::make_unique<cuda::DeviceMemory>(0);
+  for (size_t i = 0; i < n; ++i) {
+    const BufferSpec &b = spec.buffers[i];
+    if (!b.device || b.aliasOf)
+      continue;
+    std::string why;
+    std::optional<cuda::DeviceBuffer> buffer = cuda::DeviceBuffer::allocate(b.byteSize, why);
+    if (!buffer || !buffer->upload(data_[i], b.byteSize, why)) {
+      error = fmt::format("{}: {}: cannot create the device buffer: {}", spec.file, b.path, why);
+      return false;
+    }
+    deviceAddress_[i] = buffer->address();
+    device_[i] = std::move(*buffer);
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (spec.buffers[i].device && spec.buffers[i].aliasOf)
+      deviceAddress_[i] = *deviceAddress_[spec.buffers[i].root] + spec.buffers[i].rootOffset;
+  return true;
+}
+
+bool HostBuffers::download(std::string &error) {
+  for (size_t i = 0; i < device_.size(); ++i)
+    if (device_[i].size() && !device_[i].download(data_[i], device_[i].size(), error))
+      return false;
+  return true;
+}
+
 } // namespace ttinterp::driver

@@ -8,6 +8,8 @@
 #include "Report.h"
 #include "Spec.h"
 
+#include "ttinterp/cuda/Driver.h"
+#include "ttinterp/cuda/NativeKernel.h"
 #include "ttinterp/interp/Caches.h"
 #include "ttinterp/memory/Hazards.h"
 #include "ttinterp/memory/Overlap.h"
@@ -16,9 +18,12 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <map>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
 #include <ostream>
 #include <sstream>
 
@@ -73,8 +78,14 @@ private:
   int badInput(const std::string &kind, const std::string &message,
                std::optional<size_t> launch = std::nullopt,
                const std::vector<std::string> &notes = {});
-  int syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session &session);
+  /// A sync or step entry, the final step (no entry), or the step before a native launch.
+  int syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session &session,
+                bool beforeNative = false);
   int launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k, Session &session);
+  int nativeLaunch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
+                   cuda::NativeKernel &native, Session &session);
+  /// Loads launch `index`'s cubin or PTX with its metadata (before anything runs).
+  int loadNative(size_t index, const LaunchSpec &l);
   int fault(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
             const interp::Fault &f, Session &session);
   /// --out, buffer summary and --report: what every ending after buffers exist shares.
@@ -95,6 +106,8 @@ private:
   bool buffersReady_ = false;
   HostBuffers buffers_;
   KernelLibrary kernels_;
+  /// Per spec entry: the loaded binary of a native launch.
+  std::vector<std::unique_ptr<cuda::NativeKernel>> natives_;
   RunReport report_;
   interp::PlanCache plans_;
   /// Buffers released by a donation (absent from --out).
@@ -132,6 +145,22 @@ int Run::execute(const std::string &specPath) {
     return badInput("spec", error);
   spec_ = std::move(*parsed);
 
+  // Shadow-free mode would have kernels dereference device addresses on the host.
+  if (options_.inPlace)
+    for (const BufferSpec &b : spec_.buffers)
+      if (b.device && !b.aliasOf)
+        return badInput("spec", fmt::format("{}: {}.device: --in-place needs host buffers, but "
+                                            "buffer '{}' is on the CUDA device",
+                                            spec_.file, b.path, b.name));
+  // A missing driver is reported once, up front, rather than as a failure of the first use.
+  if (std::string use = spec_.firstCudaUse(); !use.empty()) {
+    std::string why;
+    if (!cuda::available(why))
+      return badInput("cuda", fmt::format("{}: {} asks for CUDA, which needs the NVIDIA driver "
+                                          "(libcuda.so.1) and a CUDA device: {}",
+                                          spec_.file, use, why));
+  }
+
   if (!options_.outDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options_.outDir, ec);
@@ -141,7 +170,10 @@ int Run::execute(const std::string &specPath) {
   }
   if (!buffers_.create(spec_, error))
     return badInput("spec", error);
+  if (spec_.usesCuda() && !buffers_.createDevice(spec_, error))
+    return badInput("cuda", error);
   buffersReady_ = true;
+  natives_.resize(spec_.launches.size());
 
   // Every kernel is loaded, lowered and type-checked before the first launch runs.
   std::vector<std::optional<KernelLibrary::Entry>> kernels(spec_.launches.size());
@@ -170,6 +202,9 @@ int Run::execute(const std::string &specPath) {
       return badInput("spec", error, i);
     if (int code = checkDonations(i, l, kernels[i]->kernel->parameters()); code != kExitOk)
       return code;
+    if (!l.native.empty())
+      if (int code = loadNative(i, l); code != kExitOk)
+        return code;
   }
   released_.assign(spec_.buffers.size(), false);
 
@@ -179,8 +214,9 @@ int Run::execute(const std::string &specPath) {
   Session session(sessionOptions);
   for (size_t i = 0; i < spec_.launches.size(); ++i) {
     const LaunchSpec &l = spec_.launches[i];
-    int code =
-        l.kind == StepKind::Launch ? launch(i, l, *kernels[i], session) : syncPoint(i, &l, session);
+    int code = l.kind != StepKind::Launch ? syncPoint(i, &l, session)
+               : natives_[i]              ? nativeLaunch(i, l, *kernels[i], *natives_[i], session)
+                                          : launch(i, l, *kernels[i], session);
     if (code != kExitOk)
       return code;
   }
@@ -259,7 +295,26 @@ int Run::checkDonations(size_t index, const LaunchSpec &l,
   return kExitOk;
 }
 
-int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session &session) {
+int Run::loadNative(size_t index, const LaunchSpec &l) {
+  // Missing files are the spec's fault; anything the driver says after that is CUDA's.
+  for (auto [path, key] :
+       {std::pair{l.nativePath, l.path + ".native"}, std::pair{l.metadataPath, l.metadataKey}}) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      return badInput(
+          "spec",
+          fmt::format("{}: {}: cannot read '{}': {}", spec_.file, key, path, std::strerror(errno)),
+          index);
+  }
+  std::string error;
+  natives_[index] = cuda::NativeKernel::load(l.nativePath, l.metadataPath, error);
+  if (!natives_[index])
+    return badInput("cuda", fmt::format("{}: {}.native: {}", spec_.file, l.path, error), index);
+  return kExitOk;
+}
+
+int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session &session,
+                   bool beforeNative) {
   SyncReport s;
   s.index = index;
   uint64_t before = session.stats().bytesOut;
@@ -267,14 +322,17 @@ int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session
   bool ok;
   if (entry && entry->kind == StepKind::Sync) {
     s.kind = "sync";
-    std::vector<ByteRange> ranges;
+    // One sync per memory: a range means nothing outside the memory it lies in.
+    std::map<CallerMemory *, std::vector<ByteRange>> ranges;
     for (size_t b : entry->sync) {
-      ranges.push_back(buffers_.range(b));
+      ranges[&buffers_.memory(b)].push_back(buffers_.range(b));
       s.buffers.push_back(spec_.buffers[b].name);
     }
-    ok = session.sync(HostMemory::instance(), ranges, error);
+    ok = true;
+    for (auto &[memory, list] : ranges)
+      ok = ok && session.sync(*memory, list, error);
   } else {
-    s.kind = entry ? "step" : "final_step";
+    s.kind = beforeNative ? "native_step" : entry ? "step" : "final_step";
     for (const Session::Donation &d : session.pendingDonations())
       for (size_t b = 0; b < spec_.buffers.size(); ++b)
         if (spec_.buffers[b].name == d.buffer)
@@ -292,6 +350,9 @@ int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session
                     index);
   if (entry && entry->kind == StepKind::Sync)
     fmt::print(out_, "{}: sync {}: wrote back {}\n", entry->path, fmt::join(s.buffers, ", "),
+               bytes(s.bytesOut));
+  else if (beforeNative)
+    fmt::print(out_, "{}: step before the native launch: wrote back {}\n", entry->path,
                bytes(s.bytesOut));
   else if (entry)
     fmt::print(out_, "{}: step: wrote back {}\n", entry->path, bytes(s.bytesOut));
@@ -313,6 +374,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
       PointerArgument arg;
       arg.name = params[p].name;
       arg.buffer = b.name;
+      arg.memory = &buffers_.memory(a.buffer);
       arg.view.address =
           buffers_.address(a.buffer) + uint64_t(a.offset) * uint64_t(byteSize(b.dtype));
       arg.view.dtype = b.dtype;
@@ -330,7 +392,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
   // A buffer released by an earlier donation must not be touched again.
   for (size_t a = 0; a < pointers.size(); ++a)
     if (const Session::Donation *d =
-            session.released(HostMemory::instance(), pointers[a].view.extent())) {
+            session.released(*pointers[a].memory, pointers[a].view.extent())) {
       interp::Fault f;
       f.kind = "donated_buffer";
       f.message = fmt::format("argument '{}' (buffer '{}') uses memory of buffer '{}', which {} "
@@ -459,10 +521,76 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
   if (f)
     return fault(index, l, k, *f, session);
   for (size_t d : l.donate) {
-    session.donate({&HostMemory::instance(), buffers_.range(d), spec_.buffers[d].name, l.path});
+    session.donate({&buffers_.memory(d), buffers_.range(d), spec_.buffers[d].name, l.path});
     report_.launches.back().donated.push_back(spec_.buffers[d].name);
   }
   return kExitOk;
+}
+
+int Run::nativeLaunch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
+                      cuda::NativeKernel &native, Session &session) {
+  // The GPU works on device memory directly: every pending interpreted write must reach it
+  // first, and no shadow may outlive this launch, or a later interpreted launch would read a
+  // stale copy. A full step does both; afterwards nothing is pending and no shadow is live, so
+  // the next interpreted launch copies its inputs in afresh and sees the native results.
+  if (int code = syncPoint(index, &l, session, /*beforeNative=*/true); code != kExitOk)
+    return code;
+
+  const std::vector<interp::Parameter> &params = k.kernel->parameters();
+  std::vector<cuda::KernelArg> args;
+  for (size_t p = 0; p < params.size(); ++p) {
+    const ArgSpec &a = l.args[p];
+    if (!params[p].isPointer) {
+      args.push_back(isInteger(params[p].dtype)
+                         ? cuda::KernelArg::integer(params[p].dtype, a.scalar.integer)
+                         : cuda::KernelArg::real(params[p].dtype, a.scalar.real));
+      continue;
+    }
+    const BufferSpec &b = spec_.buffers[a.buffer];
+    View view{buffers_.address(a.buffer) + uint64_t(a.offset) * uint64_t(byteSize(b.dtype)),
+              b.dtype, a.shape, a.strides};
+    if (const Session::Donation *d = session.released(buffers_.memory(a.buffer), view.extent())) {
+      interp::Fault f;
+      f.kind = "donated_buffer";
+      f.message = fmt::format("argument '{}' (buffer '{}') uses memory of buffer '{}', which {} "
+                              "donated and a step released",
+                              params[p].name, b.name, d->buffer, d->donor);
+      return fault(index, l, k, f, session);
+    }
+    args.push_back(cuda::KernelArg::pointer(view.address));
+  }
+
+  LaunchReport rep;
+  rep.index = index;
+  rep.function = k.function;
+  rep.kernel = l.kernel;
+  rep.kernelHash = k.hash;
+  rep.kernelCached = k.cached;
+  rep.grid = l.grid;
+  rep.native = l.native;
+  report_.launches.push_back(std::move(rep));
+  lastLaunch_ = report_.launches.size() - 1;
+  fmt::print(out_, "{}: {} ({}) grid {}x{}x{}\n  native {} on cuda:0\n", l.path, k.function,
+             l.kernel, l.grid[0], l.grid[1], l.grid[2], l.native);
+  out_.flush();
+
+  std::string error;
+  std::array<uint32_t, 3> grid = {uint32_t(l.grid[0]), uint32_t(l.grid[1]), uint32_t(l.grid[2])};
+  if (native.launch(grid, args, error))
+    return kExitOk;
+  // A fault on the GPU: nothing is pending (the step above wrote it all back), and what the
+  // kernel stored before faulting is in device memory already.
+  session.abandon();
+  ErrorReport e;
+  e.kind = "cuda";
+  e.message = error;
+  e.launch = index;
+  for (const BufferSpec &b : spec_.buffers)
+    e.pendingBytes.push_back({b.name, 0});
+  report_.error = e;
+  printError(err_, fmt::format("cuda in {} (native '{}'): {}", k.function, l.native, error),
+             {fmt::format("{} of {} (kernel '{}')", l.path, spec_.file, l.kernel)});
+  return finish(kExitFault);
 }
 
 int Run::fault(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
@@ -478,7 +606,7 @@ int Run::fault(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
   // What the fault keeps from reaching caller memory, counted before it is dropped.
   std::vector<std::string> dropped;
   for (size_t b = 0; b < spec_.buffers.size(); ++b) {
-    uint64_t n = session.pendingBytes(HostMemory::instance(), buffers_.range(b));
+    uint64_t n = session.pendingBytes(buffers_.memory(b), buffers_.range(b));
     e.pendingBytes.push_back({spec_.buffers[b].name, n});
     if (n)
       dropped.push_back(fmt::format("{} ({})", spec_.buffers[b].name, bytes(n)));
@@ -523,6 +651,20 @@ void Run::printBuffers() {
 }
 
 int Run::finish(int code) {
+  // Device buffers are shown, written and compared through their host copies.
+  if (buffersReady_) {
+    std::string error;
+    if (!buffers_.download(error)) {
+      printError(err_, fmt::format("cannot read the device buffers back: {}", error));
+      if (!report_.error) {
+        report_.error = ErrorReport();
+        report_.error->kind = "cuda";
+        report_.error->message = error;
+      }
+      if (code == kExitOk)
+        code = kExitFault;
+    }
+  }
   if (buffersReady_ && !options_.outDir.empty()) {
     for (size_t i = 0; i < spec_.buffers.size(); ++i) {
       const BufferSpec &b = spec_.buffers[i];

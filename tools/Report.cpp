@@ -65,6 +65,8 @@ std::string renderReport(const RunReport &report) {
     j["hazards"] = hazards;
     j["hazard_bytes"] = l.hazardBytes;
     j["donated"] = l.donated;
+    if (!l.native.empty())
+      j["native"] = l.native;
     j["bytes_in"] = l.bytesIn;
     j["bytes_out"] = l.bytesOut;
     launches.push_back(j);

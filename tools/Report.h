@@ -53,6 +53,7 @@ struct LaunchReport {
   std::vector<HazardReport> hazards;
   uint64_t hazardBytes = 0; ///< All conflicting bytes (hazards lists at most 100 ranges).
   std::vector<std::string> donated; ///< Buffers this launch donated.
+  std::string native;               ///< The cubin or PTX a native launch ran (empty: interpreted).
   uint64_t bytesIn = 0;  ///< Copied into shadows when the launch was prepared.
   uint64_t bytesOut = 0; ///< Written back by the syncs and steps that follow it.
 };
@@ -67,7 +68,7 @@ struct SyncReport {
 
 struct ErrorReport {
   std::string kind; ///< A fault kind (out_of_bounds, assert, ...), or spec, ttir, unsupported,
-                    ///< io, memory.
+                    ///< io, memory; cuda for a CUDA driver error.
   std::string message;
   std::optional<size_t> launch;
   std::optional<std::array<int64_t, 3>> program;

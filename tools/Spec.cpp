@@ -277,7 +277,7 @@ void parseBuffers(Spec &spec, const Json &j, std::map<size_t, std::string> &alia
     b.path = member(path, b.name);
     checkBufferName(b.name, b.path);
     const Json &o = it.value();
-    expectObject(o, b.path, {"dtype", "shape", "init", "alias_of", "byte_offset"});
+    expectObject(o, b.path, {"dtype", "shape", "init", "alias_of", "byte_offset", "device"});
     b.dtype = dtype(required(o, b.path, "dtype"), member(b.path, "dtype"));
     b.shape = shape(required(o, b.path, "shape"), member(b.path, "shape"));
     b.numElements = countElements(b.shape, member(b.path, "shape"));
@@ -288,6 +288,9 @@ void parseBuffers(Spec &spec, const Json &j, std::map<size_t, std::string> &alia
       if (o.contains("init"))
         fail(member(b.path, "init"),
              "an alias_of buffer shows its parent's bytes and takes no init");
+      if (o.contains("device"))
+        fail(member(b.path, "device"),
+             "an alias_of buffer lives where its parent does and takes no device");
       aliasNames[spec.buffers.size()] =
           string(o["alias_of"], member(b.path, "alias_of"), "a buffer name");
       if (o.contains("byte_offset"))
@@ -299,6 +302,13 @@ void parseBuffers(Spec &spec, const Json &j, std::map<size_t, std::string> &alia
         fail(member(b.path, "byte_offset"), "byte_offset is only valid together with alias_of");
       if (o.contains("init"))
         parseInit(b, o["init"], member(b.path, "init"), spec.baseDir);
+      if (o.contains("device")) {
+        std::string dpath = member(b.path, "device");
+        std::string where = string(o["device"], dpath, "\"cuda\" or \"host\"");
+        if (where != "cuda" && where != "host")
+          fail(dpath, fmt::format("unknown device '{}' (expected \"cuda\" or \"host\")", where));
+        b.device = where == "cuda";
+      }
     }
     spec.buffers.push_back(std::move(b));
   }
@@ -337,6 +347,7 @@ void resolveAliases(Spec &spec, const std::map<size_t, std::string> &aliasNames)
     }
     spec.buffers[i].root = at;
     spec.buffers[i].rootOffset = offset;
+    spec.buffers[i].device = spec.buffers[at].device;
   }
   for (BufferSpec &b : spec.buffers) {
     if (!b.aliasOf)
@@ -460,7 +471,7 @@ LaunchSpec parseLaunch(const Spec &spec, const Json &j, const std::string &path)
     l.kind = StepKind::Step;
     return l;
   }
-  expectObject(j, path, {"kernel", "function", "grid", "args", "donate"});
+  expectObject(j, path, {"kernel", "function", "grid", "args", "donate", "native", "metadata"});
   l.kind = StepKind::Launch;
   l.kernel = string(required(j, path, "kernel"), member(path, "kernel"), "a TTIR file path");
   l.kernelPath = resolve(spec.baseDir, l.kernel);
@@ -487,6 +498,30 @@ LaunchSpec parseLaunch(const Spec &spec, const Json &j, const std::string &path)
     fail(apath, fmt::format("expected an array of arguments, got {}", kindOf(args)));
   for (size_t i = 0; i < args.size(); ++i)
     l.args.push_back(parseArg(spec, args[i], element(apath, i)));
+
+  if (j.contains("metadata") && !j.contains("native"))
+    fail(member(path, "metadata"), "metadata is only valid together with native");
+  if (j.contains("native")) {
+    std::string npath = member(path, "native");
+    l.native = string(j["native"], npath, "a cubin or PTX file path");
+    l.nativePath = resolve(spec.baseDir, l.native);
+    if (j.contains("metadata")) {
+      l.metadataKey = member(path, "metadata");
+      l.metadataPath = resolve(spec.baseDir, string(j["metadata"], l.metadataKey, "a file path"));
+    } else {
+      l.metadataKey = npath;
+      l.metadataPath = std::filesystem::path(l.nativePath).replace_extension(".json").string();
+    }
+    // The GPU can only reach device memory; a host buffer's address means nothing there.
+    for (const ArgSpec &a : l.args)
+      if (a.kind != ArgKind::Scalar && !spec.buffers[a.buffer].device)
+        fail(a.path, fmt::format("a native launch runs on the GPU, so buffer '{}' must be a "
+                                 "device buffer (\"device\": \"cuda\")",
+                                 spec.buffers[a.buffer].name));
+    // Donation is about the interpreter's shadows, which a native launch does not use.
+    if (j.contains("donate"))
+      fail(member(path, "donate"), "a native launch cannot donate buffers");
+  }
 
   if (j.contains("donate")) {
     std::string dpath = member(path, "donate");
@@ -527,6 +562,18 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape) {
     s *= std::max<int64_t>(shape[k], 1);
   }
   return strides;
+}
+
+bool Spec::usesCuda() const { return !firstCudaUse().empty(); }
+
+std::string Spec::firstCudaUse() const {
+  for (const BufferSpec &b : buffers)
+    if (b.device && !b.aliasOf)
+      return b.path + ".device";
+  for (const LaunchSpec &l : launches)
+    if (!l.native.empty())
+      return l.path + ".native";
+  return "";
 }
 
 std::optional<size_t> Spec::findBuffer(std::string_view name) const {

@@ -45,6 +45,8 @@ struct BufferSpec {
   uint64_t byteOffset = 0; ///< Inside the aliased buffer.
   size_t root = 0;         ///< The buffer that owns the storage (itself when not an alias).
   uint64_t rootOffset = 0; ///< Byte offset inside the root's storage.
+  /// "device": "cuda": the storage is on CUDA device 0 (an alias inherits its root's).
+  bool device = false;
 
   InitKind init = InitKind::Zeros;
   ScalarValue fill;         ///< InitKind::Fill.
@@ -78,6 +80,13 @@ struct LaunchSpec {
   std::vector<ArgSpec> args;
   std::vector<size_t> donate; ///< Buffer indices, in spec order.
   std::vector<size_t> sync;   ///< StepKind::Sync: buffer indices.
+  /// "native": run Triton's binary at nativePath on the GPU instead of interpreting `kernel`
+  /// (which still gives the parameter types). Empty: interpreted.
+  std::string native, nativePath;
+  /// The metadata .json: "metadata" when given, else the binary's stem with ".json".
+  std::string metadataPath;
+  /// The JSON path that named the metadata file ("launches[0].metadata" or ".native").
+  std::string metadataKey;
 };
 
 struct Spec {
@@ -85,6 +94,11 @@ struct Spec {
   std::string baseDir;             ///< Folder relative paths are resolved against.
   std::vector<BufferSpec> buffers; ///< In file order.
   std::vector<LaunchSpec> launches;
+
+  /// Whether any buffer lives on a CUDA device or any launch is native.
+  bool usesCuda() const;
+  /// What asks for CUDA first, as a JSON path ("buffers.x.device"); empty when nothing does.
+  std::string firstCudaUse() const;
 
   /// Index of the buffer called `name`.
   std::optional<size_t> findBuffer(std::string_view name) const;

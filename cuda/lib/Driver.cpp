@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <dlfcn.h>
 
 #if defined(TTINTERP_HAVE_CUDA_H) && __has_include(<cuda.h>)
@@ -39,7 +40,12 @@ bool builtWithCudaHeaders() { return TTINTERP_CUDA_ENABLED; }
 Driver &Driver::instance() {
   // Leaked on purpose: unloading the driver at exit would pull it from under device buffers
   // held by other static objects.
-  static Driver *driver = new Driver("libcuda.so.1");
+  // TTINTERP_LIBCUDA is a testing hook: it points the process-wide driver at a stand-in library
+  // (or at nothing, to test the no-driver path) without touching the real driver's soname.
+  static Driver *driver = [] {
+    const char *library = std::getenv("TTINTERP_LIBCUDA");
+    return new Driver(library && *library ? library : "libcuda.so.1");
+  }();
   return *driver;
 }
 

@@ -62,8 +62,9 @@ bool builtWithCudaHeaders();
 
 class Driver {
 public:
-  /// The process-wide driver, loaded from "libcuda.so.1" on first use. Never unloaded, so device
-  /// buffers in static objects stay valid until exit.
+  /// The process-wide driver, loaded from "libcuda.so.1" (or from $TTINTERP_LIBCUDA when set, a
+  /// testing hook) on first use. Never unloaded, so device buffers in static objects stay valid
+  /// until exit.
   static Driver &instance();
 
   /// A driver loaded from `library` (a soname or a path). Tests point this at a stand-in.

@@ -56,15 +56,6 @@ private:
   std::optional<std::string> old_;
 };
 
-std::vector<float> floats(const std::string &path) {
-  NpyArray a;
-  std::string error;
-  REQUIRE_MESSAGE(readNpy(path, DType::F32, a, error), error);
-  std::vector<float> v(a.bytes.size() / 4);
-  std::memcpy(v.data(), a.bytes.data(), a.bytes.size());
-  return v;
-}
-
 struct SpecRun {
   TempDir dir;
   CliResult cli;

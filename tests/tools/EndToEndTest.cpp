@@ -100,14 +100,6 @@ void runExample(const std::string &name, const std::string &spec, const std::str
   compareFolder(root / expected, dir.path() / "out", tol);
 }
 
-std::vector<float> floats(const std::string &path) {
-  NpyArray a = load(path);
-  REQUIRE(a.dtype == DType::F32);
-  std::vector<float> v(size_t(a.numElements()));
-  std::memcpy(v.data(), a.bytes.data(), a.bytes.size());
-  return v;
-}
-
 } // namespace
 
 TEST_CASE("examples match their NumPy references") {

@@ -27,15 +27,6 @@ const std::string kInplace = sourcePath("examples/inplace_add/inplace_add.ttir")
 const std::string kShift = sourcePath("tests/data/kernels/shift_copy/shift_copy.ttir");
 const std::string kPointerTable = sourcePath("tests/data/kernels/pointer_table/pointer_table.ttir");
 
-std::vector<float> floats(const std::string &path) {
-  NpyArray a;
-  std::string error;
-  REQUIRE_MESSAGE(readNpy(path, DType::F32, a, error), error);
-  std::vector<float> v(a.bytes.size() / 4);
-  std::memcpy(v.data(), a.bytes.data(), a.bytes.size());
-  return v;
-}
-
 struct SpecRun {
   CliResult cli;
   Json report;

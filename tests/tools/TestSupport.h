@@ -1,9 +1,12 @@
 //===- TestSupport.h - Temporary folders and running the ttinterp binary in tests -*- C++ -*-===//
 #pragma once
 
+#include "Npy.h"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +14,7 @@
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 namespace ttinterp::testing {
 
@@ -81,6 +85,16 @@ inline std::string quote(const std::string &s) {
 }
 
 /// Path of a file in the source tree.
+/// The values of an f32 .npy file (NumPy's or ttinterp's --out).
+inline std::vector<float> floats(const std::string &path) {
+  NpyArray a;
+  std::string error;
+  REQUIRE_MESSAGE(readNpy(path, DType::F32, a, error), error);
+  std::vector<float> v(a.bytes.size() / 4);
+  std::memcpy(v.data(), a.bytes.data(), a.bytes.size());
+  return v;
+}
+
 inline std::string sourcePath(const std::string &relative) {
   return std::string(TTINTERP_SOURCE_DIR) + "/" + relative;
 }

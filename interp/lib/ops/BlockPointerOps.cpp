@@ -560,33 +560,21 @@ bool lowerDescriptorReduce(mlir::Operation *op, Lowerer &L) {
   for (mlir::Value v : reduce.getIndices())
     operands.push_back(L.use(v));
   DType d = L.slot(operands[1]).dtype;
-  ExecFn fn = nullptr;
-  switch (reduce.getKind()) {
-  case ReduceKind::ADD:
-    fn = reduceFor<ReduceKind::ADD>(d);
-    break;
-  case ReduceKind::MIN:
-    fn = reduceFor<ReduceKind::MIN>(d);
-    break;
-  case ReduceKind::MAX:
-    fn = reduceFor<ReduceKind::MAX>(d);
-    break;
-  case ReduceKind::INC:
-    fn = reduceFor<ReduceKind::INC>(d);
-    break;
-  case ReduceKind::DEC:
-    fn = reduceFor<ReduceKind::DEC>(d);
-    break;
-  case ReduceKind::AND:
-    fn = reduceFor<ReduceKind::AND>(d);
-    break;
-  case ReduceKind::OR:
-    fn = reduceFor<ReduceKind::OR>(d);
-    break;
-  case ReduceKind::XOR:
-    fn = reduceFor<ReduceKind::XOR>(d);
-    break;
-  }
+  // One typed kernel family per kind, indexed by the kind's value (ADD = 1 ... XOR = 8).
+  using Picker = ExecFn (*)(DType);
+  static constexpr Picker kPickers[] = {
+      nullptr,
+      &reduceFor<ReduceKind::ADD>,
+      &reduceFor<ReduceKind::MIN>,
+      &reduceFor<ReduceKind::MAX>,
+      &reduceFor<ReduceKind::INC>,
+      &reduceFor<ReduceKind::DEC>,
+      &reduceFor<ReduceKind::AND>,
+      &reduceFor<ReduceKind::OR>,
+      &reduceFor<ReduceKind::XOR>,
+  };
+  auto kind = static_cast<size_t>(reduce.getKind());
+  ExecFn fn = kind < std::size(kPickers) && kPickers[kind] ? kPickers[kind](d) : nullptr;
   if (!fn)
     return L.error(op, fmt::format("reduction '{}' is not defined for element type {}",
                                    tt::stringifyDescriptorReduceKind(reduce.getKind()).str(),

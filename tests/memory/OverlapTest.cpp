@@ -1,5 +1,6 @@
 //===- OverlapTest.cpp - sharesMemory and classify against hand cases and brute force ---===//
 #include "ttinterp/memory/Overlap.h"
+#include "ViewSupport.h"
 
 #include <doctest/doctest.h>
 
@@ -8,18 +9,9 @@
 #include <set>
 
 using namespace ttinterp;
+using ttinterp::test::makeView;
 
 namespace {
-
-View makeView(uint64_t address, DType dtype, std::vector<int64_t> shape,
-              std::vector<int64_t> strides) {
-  View v;
-  v.address = address;
-  v.dtype = dtype;
-  v.shape = std::move(shape);
-  v.strides = std::move(strides);
-  return v;
-}
 
 /// Start address of every element, in C order of the multi-index, by walking the indices.
 std::vector<uint64_t> elementAddresses(const View &v) {

@@ -1,25 +1,14 @@
 //===- ViewTest.cpp - Element counts, extents, contiguity and validation of views ---===//
 #include "ttinterp/memory/View.h"
+#include "ViewSupport.h"
 
 #include <doctest/doctest.h>
 
 #include <limits>
 
 using namespace ttinterp;
+using ttinterp::test::makeView;
 
-namespace {
-
-View makeView(uint64_t address, DType dtype, std::vector<int64_t> shape,
-              std::vector<int64_t> strides) {
-  View v;
-  v.address = address;
-  v.dtype = dtype;
-  v.shape = std::move(shape);
-  v.strides = std::move(strides);
-  return v;
-}
-
-} // namespace
 
 TEST_CASE("ByteRange: emptiness and overlap") {
   CHECK(ByteRange{5, 5}.empty());

@@ -33,6 +33,17 @@ void writeInteger(Frame &f, SlotId s, int64_t v) {
   });
 }
 
+/// Slots for every result of `op`, in order; false (error recorded) if a type is unsupported.
+bool defineResults(mlir::Operation *op, Lowerer &L, std::vector<SlotId> &slots) {
+  for (mlir::Value r : op->getResults()) {
+    SlotId s = L.def(r, op);
+    if (s == kNoSlot)
+      return false;
+    slots.push_back(s);
+  }
+  return true;
+}
+
 struct ForData {
   std::unique_ptr<Body> body;
   SlotId lower, upper, step, iv;
@@ -104,12 +115,8 @@ bool lowerIf(mlir::Operation *op, Lowerer &L) {
     if (!d.elseBody)
       return false;
   }
-  for (mlir::Value r : op->getResults()) {
-    SlotId s = L.def(r, op);
-    if (s == kNoSlot)
-      return false;
-    d.results.push_back(s);
-  }
+  if (!defineResults(op, L, d.results))
+    return false;
   L.emit(op, &ifKernel, {}, {}, L.keep(std::move(d)));
   return true;
 }
@@ -117,22 +124,21 @@ bool lowerIf(mlir::Operation *op, Lowerer &L) {
 struct WhileData {
   std::unique_ptr<Body> before, after;
   std::vector<SlotId> inits, results;
+  SlotId condition = kNoSlot;  ///< scf.condition's first operand
+  std::vector<SlotId> passed;  ///< and the values it forwards
 };
 
 void whileKernel(Frame &f, const Instr &in) {
   const auto &d = *static_cast<const WhileData *>(in.data);
   copySlots(f, d.inits, d.before->blocks[0].arguments);
   for (;;) {
-    const Terminator *c = runBody(f, *d.before);
-    if (!c)
+    if (!runBody(f, *d.before))
       return;
-    // scf.condition(%cond) %values...
-    std::vector<SlotId> passed(c->operands.begin() + 1, c->operands.end());
-    if (!*f.at<uint8_t>(c->operands[0])) {
-      copySlots(f, passed, d.results);
+    if (!*f.at<uint8_t>(d.condition)) {
+      copySlots(f, d.passed, d.results);
       return;
     }
-    copySlots(f, passed, d.after->blocks[0].arguments);
+    copySlots(f, d.passed, d.after->blocks[0].arguments);
     const Terminator *y = runBody(f, *d.after);
     if (!y)
       return;
@@ -150,12 +156,14 @@ bool lowerWhile(mlir::Operation *op, Lowerer &L) {
   d.after = L.lowerRegion(op->getRegion(1), op);
   if (!d.after)
     return false;
-  for (mlir::Value r : op->getResults()) {
-    SlotId s = L.def(r, op);
-    if (s == kNoSlot)
-      return false;
-    d.results.push_back(s);
-  }
+  // The before region is one block ending in scf.condition(%cond) %values...
+  const std::vector<SlotId> &condition = d.before->blocks[0].term.operands;
+  if (d.before->blocks.size() != 1 || condition.empty())
+    return L.error(op, "the before region must be one block ending in scf.condition");
+  d.condition = condition[0];
+  d.passed.assign(condition.begin() + 1, condition.end());
+  if (!defineResults(op, L, d.results))
+    return false;
   L.emit(op, &whileKernel, {}, {}, L.keep(std::move(d)));
   return true;
 }
@@ -168,11 +176,13 @@ constexpr int kMaxCallDepth = 64;
 
 struct CallData {
   uint32_t callee;
+  std::vector<SlotId> operands, results; ///< As lists copySlots takes, built once.
 };
 
 void callKernel(Frame &f, const Instr &in) {
-  const Function &fn = *f.program->functions[static_cast<const CallData *>(in.data)->callee];
-  uint32_t callee = static_cast<const CallData *>(in.data)->callee;
+  const auto &call = *static_cast<const CallData *>(in.data);
+  uint32_t callee = call.callee;
+  const Function &fn = *f.program->functions[callee];
   if (f.callDepth >= kMaxCallDepth) {
     f.fail(in.site, "call_depth",
            fmt::format("call depth exceeds {} (runaway recursion?)", kMaxCallDepth));
@@ -182,8 +192,7 @@ void callKernel(Frame &f, const Instr &in) {
   std::vector<uint8_t> saved;
   if (f.active[callee] > 0)
     saved.assign(f.arena + fn.arenaBegin, f.arena + fn.arenaEnd);
-  std::vector<SlotId> operands(in.operands, in.operands + in.numOperands);
-  copySlots(f, operands, fn.body.blocks[0].arguments);
+  copySlots(f, call.operands, fn.body.blocks[0].arguments);
   ++f.active[callee];
   ++f.callDepth;
   const Terminator *t = runBody(f, fn.body);
@@ -192,8 +201,7 @@ void callKernel(Frame &f, const Instr &in) {
   if (!t)
     return;
   if (saved.empty()) {
-    std::vector<SlotId> results(in.results, in.results + in.numResults);
-    copySlots(f, t->operands, results);
+    copySlots(f, t->operands, call.results);
     return;
   }
   // A recursive call: its result slots lie in the callee's own section, which
@@ -228,7 +236,7 @@ bool lowerCall(mlir::Operation *op, Lowerer &L) {
       return false;
     results.push_back(s);
   }
-  L.emit(op, &callKernel, operands, results, L.keep(CallData{*index}));
+  L.emit(op, &callKernel, operands, results, L.keep(CallData{*index, operands, results}));
   return true;
 }
 

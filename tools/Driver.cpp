@@ -380,6 +380,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
       arg.view.dtype = b.dtype;
       arg.view.shape = a.shape;
       arg.view.strides = a.strides;
+      arg.access = params[p].access;
       values[p].pointerIndex = uint32_t(pointers.size());
       pointers.push_back(std::move(arg));
       pointerParam.push_back(p);
@@ -444,6 +445,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
     for (const std::string &name : region.buffers)
       addBuffer(name);
     rr.bytes = region.range.size();
+    rr.shadow = shadowStateName(region.state());
     rep.regions.push_back(std::move(rr));
   }
 
@@ -485,10 +487,11 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
       if (spec.kind == ArgKind::View)
         target += fmt::format("{{offset {}, shape [{}], strides [{}]}}", spec.offset,
                               fmt::join(spec.shape, ", "), fmt::join(spec.strides, ", "));
-      args.push_back(fmt::format("{}={}", pointers[a].name, target));
+      args.push_back(
+          fmt::format("{}={} ({})", pointers[a].name, target, accessName(pointers[a].access)));
     }
-    fmt::print(out_, "  region {}: {:>8}  {}\n", n, bytes(rep.regions[n].bytes),
-               fmt::join(args, ", "));
+    fmt::print(out_, "  region {}: {:>8}  {}; {}\n", n, bytes(rep.regions[n].bytes),
+               fmt::join(args, ", "), rep.regions[n].shadow);
   }
   for (const PairReport &p : rep.pairs)
     if (p.overlap != "disjoint")

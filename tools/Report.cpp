@@ -46,7 +46,10 @@ std::string renderReport(const RunReport &report) {
     j["grid"] = grid(l.grid);
     Json regions = Json::array();
     for (const RegionReport &r : l.regions)
-      regions.push_back({{"buffers", r.buffers}, {"arguments", r.arguments}, {"bytes", r.bytes}});
+      regions.push_back({{"buffers", r.buffers},
+                       {"arguments", r.arguments},
+                       {"bytes", r.bytes},
+                       {"shadow", r.shadow}});
     j["regions"] = regions;
     Json pairs = Json::array();
     for (const PairReport &p : l.pairs)

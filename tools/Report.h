@@ -21,6 +21,7 @@ struct RegionReport {
   std::vector<std::string> buffers;   ///< Spec buffers whose bytes it holds.
   std::vector<std::string> arguments; ///< Kernel parameters whose pointers point into it.
   uint64_t bytes = 0;
+  std::string shadow; ///< How the launch holds its bytes (shadowStateName).
 };
 
 /// How the views of two pointer arguments relate.

@@ -1,6 +1,8 @@
 //===- Lowering.cpp - From a tt.func to a Program -------------------------===//
 #include "Lowering.h"
 
+#include "AccessAnalysis.h"
+
 #include "ttinterp/frontend/Dialect.h"
 #include "ttinterp/frontend/Frontend.h"
 
@@ -225,6 +227,8 @@ bool Lowerer::lowerBlock(mlir::Block &block, Block &out,
       ok = lowerTerminator(&op, out, ids);
       break;
     }
+    if (fusion_.elided(&op))
+      continue; // only fused accesses used it
     LowerFn fn = table.find(op.getName().getStringRef());
     if (!fn) {
       ok = error(&op, op.getName().getStringRef() == "tt.elementwise_inline_asm"
@@ -305,6 +309,7 @@ bool Lowerer::lowerFunction(mlir::Operation *op) {
   program_.functions.push_back(nullptr);
   currentFunction_ = index;
   function->body.site = site(op);
+  fusion_.analyze(op);
   for (mlir::Type t : fn.getResultTypes()) {
     auto d = dtypeOf(t);
     if (!d)
@@ -347,6 +352,7 @@ std::unique_ptr<Kernel> Kernel::lower(mlir::FunctionOpInterface fn, std::string 
   }
   mlir::Block &entry = fn.getFunctionBody().front();
   frontend::Signature signature = frontend::signatureOf(fn);
+  std::vector<Access> accesses = analyzeAccess(fn);
   for (mlir::BlockArgument arg : entry.getArguments()) {
     Parameter p;
     p.name = signature.args[arg.getArgNumber()].name;
@@ -361,6 +367,7 @@ std::unique_ptr<Kernel> Kernel::lower(mlir::FunctionOpInterface fn, std::string 
         return nullptr;
       }
       p.dtype = *d;
+      p.access = accesses[arg.getArgNumber()];
     } else {
       // A block pointer or descriptor argument is a record the launch ABI has
       // no way to fill yet (ArgumentValue holds one scalar).

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Fusion.h"
 #include "Program.h"
 
 #include "mlir/IR/Operation.h"
@@ -81,6 +82,11 @@ public:
     return it == splats_.end() ? std::nullopt : std::optional<SlotId>(it->second);
   }
 
+  /// The fused form of a tt.load/tt.store (see Fusion.h), or null.
+  const ContiguousAccess *contiguousAccess(mlir::Operation *op) const {
+    return fusion_.access(op);
+  }
+
   /// The dtype an MLIR type holds (element type for tensors); nullopt if unsupported.
   static std::optional<DType> dtypeOf(mlir::Type t);
   static std::vector<int64_t> shapeOf(mlir::Type t);
@@ -118,6 +124,7 @@ private:
   bool lowerRegionInto(mlir::Region &region, Body &body);
 
   Program &program_;
+  FusionPlan fusion_;
   llvm::DenseMap<mlir::Value, SlotId> values_;
   llvm::DenseMap<mlir::Value, SlotId> splats_;
   llvm::DenseMap<mlir::Operation *, uint32_t> sites_;

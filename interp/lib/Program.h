@@ -125,6 +125,9 @@ struct Frame {
   std::vector<int> active; ///< Per function: how many calls of it are running.
   /// Scratch for memory ops: runs of consecutive lanes (first lane, length).
   std::vector<std::pair<int64_t, int64_t>> runs;
+  /// Scratch for fused accesses that fall back to lane-by-lane pointers and mask.
+  std::vector<uint64_t> lanePointers;
+  std::vector<uint8_t> laneMask;
   bool stopped = false;
   std::optional<Fault> fault;
   PrintSink *printer = nullptr;

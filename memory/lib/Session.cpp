@@ -69,8 +69,37 @@ void ByteBitmap::orFrom(const ByteBitmap &other, size_t offset) {
 // Region
 //===----------------------------------------------------------------------===//
 
+const char *accessName(Access a) {
+  switch (a) {
+  case Access::None:
+    return "none";
+  case Access::Read:
+    return "read";
+  case Access::Write:
+    return "write";
+  case Access::ReadWrite:
+    return "read-write";
+  }
+  return "?";
+}
+
+const char *shadowStateName(ShadowState s) {
+  switch (s) {
+  case ShadowState::Full:
+    return "shadow";
+  case ShadowState::WrittenOnly:
+    return "shadow (written only, not copied in)";
+  case ShadowState::ReadThrough:
+    return "read in place (no shadow)";
+  case ShadowState::InPlace:
+    return "in place";
+  }
+  return "?";
+}
+
 void Region::allocate(ByteRange r) {
   range = r;
+  state_ = ShadowState::WrittenOnly;
   size_t size = r.hi - r.lo;
   // Up to 63 bytes to reach a 64-byte boundary plus up to 63 to match the
   // caller's alignment.
@@ -81,12 +110,13 @@ void Region::allocate(ByteRange r) {
   dirty.resize(size);
 }
 
-void Region::adopt(ByteRange r) {
+void Region::adopt(ByteRange r, ShadowState state) {
   range = r;
-  inPlace_ = true;
+  state_ = state;
   storage_.reset();
   shadow_ = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(r.lo));
-  dirty.resize(r.hi - r.lo);
+  // Nothing is ever written through a read-through region: no dirty map.
+  dirty.resize(state == ShadowState::InPlace ? r.hi - r.lo : 0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -111,6 +141,12 @@ uint8_t *LaunchMemory::translateUntagged(uint64_t a, uint32_t size, uint32_t *re
 std::string LaunchMemory::describeFault(uint64_t p, uint32_t size) const {
   uint32_t t = tagged::tag(p);
   uint64_t a = tagged::address(p);
+  if (translate(p, size))
+    // In bounds, so the store was refused: the access analysis missed it.
+    return fmt::format("address 0x{:x} ({} bytes) lies in a region that the kernel's access "
+                       "analysis found read-only, so it has no shadow to store into (an internal "
+                       "error in ttinterp: please report it with the kernel)",
+                       a, size);
   if (t == 0 || t > windows_.size())
     return fmt::format("address 0x{:x} ({} bytes) is not inside any argument's memory "
                        "(pointer of unknown provenance)",
@@ -203,54 +239,74 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
         args.push_back(intervals[j].argument);
       ++j;
     }
+    Access access = Access::None;
+    for (int a : args)
+      access = access | arguments[a].access;
+    CallerMemory *memory = intervals[i].memory;
+    // Takes a live region out of regions_ (its slot is compacted away below).
+    auto take = [&](Region *live) {
+      for (auto &r : regions_)
+        if (r.get() == live)
+          return std::move(r);
+      return std::unique_ptr<Region>();
+    };
+    auto inherit = [&](Region &region, Region &live) {
+      region.buffers.insert(region.buffers.end(), live.buffers.begin(), live.buffers.end());
+      if (live.dirty.size())
+        region.dirty.orFrom(live.dirty, live.range.lo - region.range.lo);
+    };
+    bool allReadThrough = std::all_of(lives.begin(), lives.end(), [](Region *r) {
+      return r->state() == ShadowState::ReadThrough;
+    });
     std::unique_ptr<Region> region;
     if (lives.size() == 1 && lives[0]->range.lo == span.lo && lives[0]->range.hi == span.hi) {
-      // The live shadow already covers the group: reuse it as it is.
-      for (auto &r : regions_)
-        if (r.get() == lives[0])
-          region = std::move(r);
+      // The live region already covers the group: keep it, with what this
+      // launch needs added (a shadow, the bytes not copied in yet).
+      region = take(lives[0]);
+      if (!upgrade(*region, access, error))
+        return false;
     } else if (options_.inPlace) {
       // No copies: the caller's memory is the shadow; keep the dirty bytes.
       region = std::make_unique<Region>();
-      region->memory = intervals[i].memory;
-      region->adopt(span);
-      for (Region *live : lives) {
-        region->dirty.orFrom(live->dirty, live->range.lo - span.lo);
-        region->buffers.insert(region->buffers.end(), live->buffers.begin(), live->buffers.end());
-        for (auto &r : regions_)
-          if (r.get() == live)
-            r.reset();
-      }
+      region->memory = memory;
+      region->adopt(span, ShadowState::InPlace);
+      for (Region *live : lives)
+        inherit(*region, *take(live));
+    } else if (!writes(access) && allReadThrough && memory->hostAddressable()) {
+      region = std::make_unique<Region>();
+      region->memory = memory;
+      region->adopt(span, ShadowState::ReadThrough);
+      for (Region *live : lives)
+        inherit(*region, *take(live));
     } else {
       region = std::make_unique<Region>();
-      region->memory = intervals[i].memory;
+      region->memory = memory;
       region->allocate(span);
-      // Copy in only the gaps no live shadow holds; live shadows may hold
-      // writes that have not gone back yet, so they win over caller memory.
+      // Live shadows may hold writes that have not gone back yet, so they win
+      // over caller memory; what no shadow holds is filled in only if read.
+      std::vector<ByteRange> unfilled;
       uint64_t cursor = span.lo;
-      auto copyIn = [&](uint64_t lo, uint64_t hi) {
-        if (hi <= lo)
-          return true;
-        if (!region->memory->read(lo, region->shadow() + (lo - span.lo), hi - lo, error))
-          return false;
-        stats_.bytesIn += hi - lo;
-        return true;
-      };
       for (Region *live : lives) {
-        if (!copyIn(cursor, live->range.lo))
-          return false;
-        std::memcpy(region->shadow() + (live->range.lo - span.lo), live->shadow(),
-                    live->range.hi - live->range.lo);
-        region->dirty.orFrom(live->dirty, live->range.lo - span.lo);
-        region->buffers.insert(region->buffers.end(), live->buffers.begin(), live->buffers.end());
+        if (cursor < live->range.lo)
+          unfilled.push_back({cursor, live->range.lo});
+        if (live->state() != ShadowState::ReadThrough)
+          std::memcpy(region->shadow() + (live->range.lo - span.lo), live->shadow(),
+                      live->range.hi - live->range.lo);
+        if (live->state() != ShadowState::Full)
+          unfilled.push_back(live->range);
         cursor = live->range.hi;
+        inherit(*region, *take(live)); // frees `live`
       }
-      if (!copyIn(cursor, span.hi))
-        return false;
-      for (Region *live : lives)
-        for (auto &r : regions_)
-          if (r.get() == live)
-            r.reset();
+      if (cursor < span.hi)
+        unfilled.push_back({cursor, span.hi});
+      if (reads(access)) {
+        for (const ByteRange &u : unfilled)
+          if (!copyInClean(*region, u.lo, u.hi, error))
+            return false;
+        region->markFull();
+      } else if (unfilled.empty()) {
+        region->markFull();
+      }
     }
     for (int a : args)
       if (std::find(region->buffers.begin(), region->buffers.end(), arguments[a].buffer) ==
@@ -281,6 +337,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       w.hi = bounds.hi;
       w.toShadow = intptr_t(region->shadow()) - intptr_t(region->range.lo);
       w.region = index;
+      w.writable = region->writable();
     }
     std::sort(info.arguments.begin(), info.arguments.end());
     out.regions_.push_back(std::move(info));
@@ -290,7 +347,49 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
   return true;
 }
 
+bool Session::copyInClean(Region &region, uint64_t lo, uint64_t hi, std::string &error) {
+  size_t begin = lo - region.range.lo, end = hi - region.range.lo;
+  size_t cursor = begin;
+  bool ok = true;
+  auto copy = [&](size_t b, size_t e) {
+    ok = region.memory->read(region.range.lo + b, region.shadow() + b, e - b, error);
+    stats_.bytesIn += e - b;
+  };
+  region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
+    if (ok && cursor < b)
+      copy(cursor, b);
+    cursor = e;
+  });
+  if (ok && cursor < end)
+    copy(cursor, end);
+  return ok;
+}
+
+bool Session::upgrade(Region &region, Access access, std::string &error) {
+  switch (region.state()) {
+  case ShadowState::Full:
+  case ShadowState::InPlace:
+    return true;
+  case ShadowState::ReadThrough:
+    if (!writes(access))
+      return true;
+    // Never written, so no dirty bytes to keep: a fresh shadow.
+    region.allocate(region.range);
+    break;
+  case ShadowState::WrittenOnly:
+    break;
+  }
+  if (reads(access)) {
+    if (!copyInClean(region, region.range.lo, region.range.hi, error))
+      return false;
+    region.markFull();
+  }
+  return true;
+}
+
 bool Session::writeBack(Region &region, ByteRange range, std::string &error) {
+  if (!region.writable())
+    return true;
   ByteRange r{std::max(range.lo, region.range.lo), std::min(range.hi, region.range.hi)};
   if (r.hi <= r.lo)
     return true;
@@ -327,7 +426,7 @@ bool Session::step(std::string &error) {
         continue;
       uint64_t lo = std::max(d.range.lo, region->range.lo);
       uint64_t hi = std::min(d.range.hi, region->range.hi);
-      if (lo < hi)
+      if (lo < hi && region->writable())
         region->dirty.clear(lo - region->range.lo, hi - lo);
     }
   for (auto &region : regions_)
@@ -352,7 +451,7 @@ void Session::abandon() { regions_.clear(); }
 uint64_t Session::pendingBytes(const CallerMemory &memory, ByteRange range) const {
   uint64_t total = 0;
   for (auto &region : regions_) {
-    if (region->memory != &memory)
+    if (region->memory != &memory || !region->writable())
       continue;
     uint64_t lo = std::max(range.lo, region->range.lo), hi = std::min(range.hi, region->range.hi);
     if (lo < hi)

@@ -104,7 +104,7 @@ bool checkLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mas
   for (int64_t i = 0; i < n; ++i) {
     if (mask && !mask[i])
       continue;
-    if (!mem.translate(p[i], size)) {
+    if (!mem.translateWritable(p[i], size)) {
       f.fail(in.site, "out_of_bounds", "atomic access to " + mem.describeFault(p[i], size), i);
       return false;
     }

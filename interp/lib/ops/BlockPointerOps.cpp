@@ -241,7 +241,7 @@ bool checkWrites(Frame &f, const Instr &in, const BlockAccess &a, const Placemen
     if (!inside)
       return true;
     uint64_t address = elementAddress(p.base, offset, size);
-    if (mem.translate(address, size))
+    if (mem.translateWritable(address, size))
       return true;
     reportBlockFault(f, in, what, a, p, lane, address, size);
     return false;
@@ -413,7 +413,7 @@ template <DType D, DType X> void scatterKernel(Frame &f, const Instr &in) {
         if (!inside)
           return true;
         uint64_t address = elementAddress(base, offset, size);
-        if (mem.translate(address, size))
+        if (mem.translateWritable(address, size))
           return true;
         int64_t index[2] = {row, col};
         reportFault(f, in, "descriptor scatter to", index, 2, lane, address, size);

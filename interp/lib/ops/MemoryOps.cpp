@@ -3,7 +3,8 @@
 // Every lane's address is translated (and bounds-checked against the
 // provenance of its pointer) by LaunchMemory; masked-off lanes are never
 // checked or touched. A faulting lane stops the program before anything of
-// the op is stored.
+// the op is stored. Accesses FusionPlan fused (Fusion.h) take one contiguous
+// run when they can, and otherwise rebuild the lanes and take the same path.
 //
 //===----------------------------------------------------------------------===//
 #include "BlockPointerOps.h"
@@ -11,6 +12,8 @@
 
 #include "ttinterp/frontend/Dialect.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 
 namespace ttinterp::interp {
@@ -41,22 +44,21 @@ inline int64_t contiguousRun(const uint64_t *p, const uint8_t *mask, int64_t i, 
   return j - i;
 }
 
-template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const Instr &in) {
+/// Loads n lanes from pointers p (mask: active lanes, other: masked-off values).
+template <DType D, bool HasMask, bool HasOther>
+void loadLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mask,
+               const Repr<D> *other, Repr<D> *r, int64_t n) {
   using T = Repr<D>;
   constexpr uint32_t size = uint32_t(byteSize(D));
-  const uint64_t *p = f.at<uint64_t>(in.operands[0]);
-  const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr;
-  const T *other = HasOther ? f.at<T>(in.operands[2]) : nullptr;
-  T *r = f.at<T>(in.results[0]);
   const LaunchMemory &mem = *f.memory;
-  for (int64_t i = 0; i < in.n;) {
+  for (int64_t i = 0; i < n;) {
     if (HasMask && !mask[i]) {
       // A masked-off lane without `other` is undefined on the GPU; 0 here.
       r[i] = HasOther ? other[i] : T(0);
       ++i;
       continue;
     }
-    int64_t run = contiguousRun<HasMask>(p, mask, i, in.n, size);
+    int64_t run = contiguousRun<HasMask>(p, mask, i, n, size);
     if (const uint8_t *h = mem.translateForRead(p[i], uint32_t(run * size))) {
       if constexpr (sameLayout<D>())
         std::memcpy(r + i, h, size_t(run) * size); // memory and compute layouts agree
@@ -78,13 +80,18 @@ template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const 
   }
 }
 
-template <DType D, bool HasMask> void storeKernel(Frame &f, const Instr &in) {
-  using T = Repr<D>;
+template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const Instr &in) {
+  loadLanes<D, HasMask, HasOther>(f, in, f.at<uint64_t>(in.operands[0]),
+                                  HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr,
+                                  HasOther ? f.at<Repr<D>>(in.operands[2]) : nullptr,
+                                  f.at<Repr<D>>(in.results[0]), in.n);
+}
+
+/// Stores n lanes of v to pointers p (mask: active lanes).
+template <DType D, bool HasMask>
+void storeLanes(Frame &f, const Instr &in, const uint64_t *p, const Repr<D> *v,
+                const uint8_t *mask, int64_t n) {
   constexpr uint32_t size = uint32_t(byteSize(D));
-  const uint64_t *p = f.at<uint64_t>(in.operands[0]);
-  const T *v = f.at<T>(in.operands[1]);
-  const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr;
-  int64_t n = f.slot(in.operands[0]).numel;
   const LaunchMemory &mem = *f.memory;
   // Check every run first: a faulting store writes nothing.
   std::vector<std::pair<int64_t, int64_t>> &runs = f.runs;
@@ -95,14 +102,14 @@ template <DType D, bool HasMask> void storeKernel(Frame &f, const Instr &in) {
       continue;
     }
     int64_t run = contiguousRun<HasMask>(p, mask, i, n, size);
-    if (mem.translate(p[i], uint32_t(run * size))) {
+    if (mem.translateWritable(p[i], uint32_t(run * size))) {
       runs.emplace_back(i, run);
       i += run;
       continue;
     }
     // The run leaves its window (or spans two regions): lane by lane.
     for (int64_t end = i + run; i < end; ++i) {
-      if (!mem.translate(p[i], size)) {
+      if (!mem.translateWritable(p[i], size)) {
         reportAccessFault(f, in, p[i], size, i, "store to");
         return;
       }
@@ -117,6 +124,181 @@ template <DType D, bool HasMask> void storeKernel(Frame &f, const Instr &in) {
       for (int64_t k = 0; k < run; ++k)
         storeElement<D>(h + k * size, v[i + k]);
   }
+}
+
+template <DType D, bool HasMask> void storeKernel(Frame &f, const Instr &in) {
+  storeLanes<D, HasMask>(f, in, f.at<uint64_t>(in.operands[0]), f.at<Repr<D>>(in.operands[1]),
+                         HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr,
+                         f.slot(in.operands[0]).numel);
+}
+
+//===----------------------------------------------------------------------===//
+// Fused contiguous accesses (Fusion.h)
+//===----------------------------------------------------------------------===//
+
+/// Where a fused access finds its scalars among its operands (-1: absent).
+struct FusedOperands {
+  int64_t rangeStart = 0;
+  int start = -1, bound = -1, mask = -1, value = -1, other = -1;
+  bool unsignedBound = false;
+};
+
+/// Lane i's element offset, exactly as addi(splat(start), make_range) wraps it.
+inline int32_t laneOffset(int32_t start, int64_t rangeStart, int64_t i) {
+  return int32_t(uint32_t(start) + uint32_t(rangeStart + i));
+}
+
+/// The common case of a fused access: the lanes' offsets do not wrap, so the
+/// pointers are consecutive from `lane0`, and the active lanes are exactly
+/// [0, active). False when either does not hold (the caller then goes lane by lane).
+template <uint32_t Size>
+bool activePrefix(Frame &f, const Instr &in, const FusedOperands &o, int64_t n, uint64_t &lane0,
+                  int64_t &active) {
+  int32_t start = o.start >= 0 ? *f.at<int32_t>(in.operands[o.start]) : 0;
+  int64_t first = int64_t(start) + o.rangeStart;
+  if (first < INT32_MIN || first + n - 1 > INT32_MAX)
+    return false;
+  lane0 = tagged::advance(*f.at<uint64_t>(in.operands[0]), first * int64_t(Size));
+  if (o.bound >= 0) {
+    int32_t bound = *f.at<int32_t>(in.operands[o.bound]);
+    if (o.unsignedBound && first < 0)
+      return false; // unsigned order breaks where the offsets cross zero
+    int64_t limit = o.unsignedBound ? int64_t(uint32_t(bound)) : int64_t(bound);
+    active = std::clamp<int64_t>(limit - first, 0, n);
+  } else if (o.mask >= 0) {
+    const uint8_t *m = f.at<uint8_t>(in.operands[o.mask]);
+    const void *zero = std::memchr(m, 0, size_t(n));
+    active = zero ? static_cast<const uint8_t *>(zero) - m : n;
+    uint8_t rest = 0;
+    for (int64_t i = active; i < n; ++i)
+      rest |= m[i];
+    if (rest)
+      return false;
+  } else {
+    active = n;
+  }
+  return true;
+}
+
+/// The general case: the pointers and mask the unfused ops would have made.
+template <uint32_t Size>
+const uint8_t *materializeLanes(Frame &f, const Instr &in, const FusedOperands &o, int64_t n) {
+  int32_t start = o.start >= 0 ? *f.at<int32_t>(in.operands[o.start]) : 0;
+  uint64_t base = *f.at<uint64_t>(in.operands[0]);
+  f.lanePointers.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i)
+    f.lanePointers[i] = tagged::advance(base, int64_t(laneOffset(start, o.rangeStart, i)) * Size);
+  if (o.mask >= 0)
+    return f.at<uint8_t>(in.operands[o.mask]);
+  if (o.bound < 0)
+    return nullptr;
+  int32_t bound = *f.at<int32_t>(in.operands[o.bound]);
+  f.laneMask.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t off = laneOffset(start, o.rangeStart, i);
+    f.laneMask[i] = o.unsignedBound ? uint32_t(off) < uint32_t(bound) : off < bound;
+  }
+  return f.laneMask.data();
+}
+
+template <DType D, bool HasOther> void fusedLoadKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  constexpr uint32_t size = uint32_t(byteSize(D));
+  const FusedOperands &o = *static_cast<const FusedOperands *>(in.data);
+  const T *other = HasOther ? f.at<T>(in.operands[o.other]) : nullptr;
+  T *r = f.at<T>(in.results[0]);
+  int64_t n = in.n;
+  uint64_t lane0;
+  int64_t active;
+  if (activePrefix<size>(f, in, o, n, lane0, active)) {
+    const uint8_t *h = active ? f.memory->translateForRead(lane0, uint32_t(active * size)) : nullptr;
+    if (h || !active) {
+      if constexpr (sameLayout<D>()) {
+        if (active)
+          std::memcpy(r, h, size_t(active) * size);
+      } else {
+        for (int64_t k = 0; k < active; ++k)
+          r[k] = loadElement<D>(h + k * size);
+      }
+      // Masked-off lanes without `other` are undefined on the GPU; 0 here.
+      for (int64_t i = active; i < n; ++i)
+        r[i] = HasOther ? other[i] : T(0);
+      return;
+    }
+  }
+  const uint8_t *mask = materializeLanes<size>(f, in, o, n);
+  if (mask)
+    loadLanes<D, true, HasOther>(f, in, f.lanePointers.data(), mask, other, r, n);
+  else
+    loadLanes<D, false, HasOther>(f, in, f.lanePointers.data(), nullptr, other, r, n);
+}
+
+template <DType D> void fusedStoreKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  constexpr uint32_t size = uint32_t(byteSize(D));
+  const FusedOperands &o = *static_cast<const FusedOperands *>(in.data);
+  const T *v = f.at<T>(in.operands[o.value]);
+  int64_t n = f.slot(in.operands[o.value]).numel;
+  const LaunchMemory &mem = *f.memory;
+  uint64_t lane0;
+  int64_t active;
+  if (activePrefix<size>(f, in, o, n, lane0, active)) {
+    if (!active)
+      return;
+    if (mem.translateWritable(lane0, uint32_t(active * size))) {
+      uint8_t *h = mem.translateForWrite(lane0, uint32_t(active * size));
+      if constexpr (sameLayout<D>())
+        std::memcpy(h, v, size_t(active) * size);
+      else
+        for (int64_t k = 0; k < active; ++k)
+          storeElement<D>(h + k * size, v[k]);
+      return;
+    }
+  }
+  const uint8_t *mask = materializeLanes<size>(f, in, o, n);
+  if (mask)
+    storeLanes<D, true>(f, in, f.lanePointers.data(), v, mask, n);
+  else
+    storeLanes<D, false>(f, in, f.lanePointers.data(), v, nullptr, n);
+}
+
+/// Lowers a tt.load or tt.store that FusionPlan matched.
+bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, Lowerer &L) {
+  bool load = op->getName().getStringRef() == "tt.load";
+  FusedOperands o;
+  o.rangeStart = a.rangeStart;
+  o.unsignedBound = a.unsignedBound;
+  std::vector<SlotId> operands{L.use(a.base)};
+  auto add = [&](mlir::Value v) {
+    operands.push_back(L.use(v));
+    return int(operands.size() - 1);
+  };
+  if (a.start)
+    o.start = add(a.start);
+  unsigned maskOperand = load ? 1 : 2;
+  if (a.bound)
+    o.bound = add(a.bound);
+  else if (op->getNumOperands() > maskOperand)
+    o.mask = add(op->getOperand(maskOperand));
+  if (!load)
+    o.value = add(op->getOperand(1));
+  else if (op->getNumOperands() > 2)
+    o.other = add(op->getOperand(2));
+  ExecFn fn = visitAny(d, [&](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    if (!load)
+      return &fusedStoreKernel<D>;
+    return o.other >= 0 ? &fusedLoadKernel<D, true> : &fusedLoadKernel<D, false>;
+  });
+  if (load) {
+    SlotId r = L.def(op->getResult(0), op);
+    if (r == kNoSlot)
+      return false;
+    L.emit(op, fn, operands, {r}, L.keep(o));
+  } else {
+    L.emit(op, fn, operands, {}, L.keep(o));
+  }
+  return true;
 }
 
 /// The element type behind a pointer-typed value (scalar or tensor of pointers).
@@ -139,6 +321,8 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
   std::optional<DType> d = pointeeDType(op->getOperand(0).getType());
   if (!d)
     return L.error(op, "unsupported pointer operand");
+  if (const ContiguousAccess *a = L.contiguousAccess(op))
+    return lowerFusedAccess(op, *a, *d, L);
   unsigned nOps = op->getNumOperands();
   SlotId p = L.use(op->getOperand(0));
   SlotId mask = nOps > 1 ? L.use(op->getOperand(1)) : kNoSlot;
@@ -169,6 +353,8 @@ bool lowerStore(mlir::Operation *op, Lowerer &L) {
   std::optional<DType> d = pointeeDType(op->getOperand(0).getType());
   if (!d)
     return L.error(op, "unsupported pointer operand");
+  if (const ContiguousAccess *a = L.contiguousAccess(op))
+    return lowerFusedAccess(op, *a, *d, L);
   bool hasMask = op->getNumOperands() > 2;
   std::vector<SlotId> operands{L.use(op->getOperand(0)), L.use(op->getOperand(1))};
   if (hasMask)

@@ -33,6 +33,11 @@ struct Parameter {
   std::string name;      ///< From the argument's name location, else "argN".
   bool isPointer = false;
   DType dtype = DType::I32; ///< Scalar type, or the pointee type for pointers.
+  /// Pointers: what the kernel may do through it, proven when it is lowered
+  /// (ReadWrite whenever a pointer's provenance cannot be traced). Give it to
+  /// PointerArgument::access so that only-read regions are not shadowed and
+  /// only-written ones are not copied in.
+  Access access = Access::None;
 };
 
 /// The value bound to one kernel parameter for a launch.

@@ -46,12 +46,24 @@ constexpr uint64_t advance(uint64_t p, int64_t bytes) {
 }
 } // namespace tagged
 
+/// What a launch may do through a pointer argument (bit flags). The kernel's
+/// access analysis proves it (interp::Parameter::access); callers that do not
+/// know say ReadWrite, which is always safe.
+enum class Access : uint8_t { None = 0, Read = 1, Write = 2, ReadWrite = 3 };
+constexpr Access operator|(Access a, Access b) { return Access(uint8_t(a) | uint8_t(b)); }
+constexpr bool reads(Access a) { return uint8_t(a) & uint8_t(Access::Read); }
+constexpr bool writes(Access a) { return uint8_t(a) & uint8_t(Access::Write); }
+const char *accessName(Access a);
+
 /// One pointer argument of a launch, as the caller describes it.
 struct PointerArgument {
   std::string name;   ///< The kernel's argument name (messages).
   std::string buffer; ///< The caller's name for the buffer (messages, sync, donation).
   View view;
   CallerMemory *memory = &HostMemory::instance();
+  /// Reads and writes the launch may make through it: decides whether its
+  /// region must be copied in (read) and whether it needs a shadow (written).
+  Access access = Access::ReadWrite;
 };
 
 /// How far an access through a pointer may stray from the argument it came from.
@@ -85,6 +97,18 @@ private:
   size_t bytes_ = 0;
 };
 
+/// What a region's host bytes hold. Copy-in is deferred until a launch reads
+/// the region, and a region nothing writes needs no shadow at all: a launch
+/// that only writes an output never copies it in.
+enum class ShadowState : uint8_t {
+  Full,        ///< Every byte mirrors caller memory or holds a newer write.
+  WrittenOnly, ///< Only dirty bytes are meaningful: no launch has read it yet.
+  ReadThrough, ///< No shadow and no dirty map: no launch has written it, so
+               ///< kernels read the caller's host bytes in place.
+  InPlace,     ///< In-place mode: the caller's memory is read and written.
+};
+const char *shadowStateName(ShadowState s);
+
 /// A maximal set of overlapping argument extents, with its one host shadow.
 struct Region {
   CallerMemory *memory = nullptr;
@@ -92,16 +116,21 @@ struct Region {
   /// Shadow bytes; shadow()[i] mirrors caller address range.lo + i. Allocated
   /// with the caller's alignment modulo 64, so aligned caller data stays aligned.
   uint8_t *shadow() const { return shadow_; }
-  ByteBitmap dirty; ///< Written since their last write-back.
+  ByteBitmap dirty; ///< Written since their last write-back (empty when ReadThrough).
   std::vector<std::string> buffers;
 
+  /// A shadow whose bytes are not copied in yet (state WrittenOnly).
   void allocate(ByteRange r);
-  /// In-place mode: the "shadow" is the caller's host memory itself.
-  void adopt(ByteRange r);
-  bool inPlace() const { return inPlace_; }
+  /// The caller's own host bytes stand in for the shadow (ReadThrough or InPlace).
+  void adopt(ByteRange r, ShadowState state);
+  ShadowState state() const { return state_; }
+  bool inPlace() const { return state_ == ShadowState::InPlace; }
+  /// Whether launches may store into it (ReadThrough regions are never written).
+  bool writable() const { return state_ != ShadowState::ReadThrough; }
+  void markFull() { state_ = ShadowState::Full; }
 
 private:
-  bool inPlace_ = false;
+  ShadowState state_ = ShadowState::WrittenOnly;
   HostBlock storage_;
   uint8_t *shadow_ = nullptr;
 };
@@ -121,6 +150,7 @@ public:
     uint64_t lo = 0, hi = 0; ///< Allowed caller addresses [lo, hi).
     intptr_t toShadow = 0;   ///< shadow address - caller address for its region.
     uint32_t region = 0;
+    bool writable = true; ///< False for read-through regions (see ShadowState).
   };
   struct RegionInfo {
     Region *region = nullptr;
@@ -158,21 +188,11 @@ public:
     return translateForUpdate(p, size, AccessKind::Atomic);
   }
   uint8_t *translateForUpdate(uint64_t p, uint32_t size, AccessKind kind) const {
-    uint32_t t = tagged::tag(p);
-    uint64_t a = tagged::address(p);
     uint32_t regionIndex;
-    uint8_t *host;
-    if (t != 0 && t <= windows_.size()) {
-      const Window &w = windows_[t - 1];
-      if (!(a >= w.lo && a + size <= w.hi && a + size >= a))
-        return nullptr;
-      host = reinterpret_cast<uint8_t *>(intptr_t(a) + w.toShadow);
-      regionIndex = w.region;
-    } else {
-      host = translateUntagged(a, size, &regionIndex);
-      if (!host)
-        return nullptr;
-    }
+    uint8_t *host = translateWritable(p, size, &regionIndex);
+    if (!host)
+      return nullptr;
+    uint64_t a = tagged::address(p);
     Region &r = *regions_[regionIndex].region;
     if (hazards_)
       hazards_->record(a, size, kind);
@@ -180,6 +200,27 @@ public:
       r.dirty.setConcurrent(a - r.range.lo, size);
     else
       r.dirty.set(a - r.range.lo, size);
+    return host;
+  }
+  /// As translate, but also null when the bytes may not be stored to (a
+  /// read-through region); records nothing. Checks stores before they happen.
+  uint8_t *translateWritable(uint64_t p, uint32_t size, uint32_t *regionIndex = nullptr) const {
+    uint32_t t = tagged::tag(p);
+    uint64_t a = tagged::address(p);
+    if (t != 0 && t <= windows_.size()) {
+      const Window &w = windows_[t - 1];
+      if (!(a >= w.lo && a + size <= w.hi && a + size >= a) || !w.writable)
+        return nullptr;
+      if (regionIndex)
+        *regionIndex = w.region;
+      return reinterpret_cast<uint8_t *>(intptr_t(a) + w.toShadow);
+    }
+    uint32_t index;
+    uint8_t *host = translateUntagged(a, size, &index);
+    if (!host || !regions_[index].region->writable())
+      return nullptr;
+    if (regionIndex)
+      *regionIndex = index;
     return host;
   }
 
@@ -234,8 +275,10 @@ public:
   Session &operator=(const Session &) = delete;
 
   /// Maps a launch's pointer arguments onto regions: extents that overlap each
-  /// other or a live region are merged into one region (copying in only bytes
-  /// that no live shadow holds yet). Fails on invalid views.
+  /// other or a live region are merged into one region. A region the launch
+  /// reads gets every byte no live shadow holds copied in; one it only writes
+  /// gets a shadow without copy-in; a host region it only reads is read in
+  /// place (see ShadowState). Fails on invalid views or a failed copy.
   bool prepare(const std::vector<PointerArgument> &arguments, LaunchMemory &out,
                std::string &error);
   /// Writes back the dirty bytes that lie inside `ranges` (a partial sync) and
@@ -264,6 +307,10 @@ public:
 
 private:
   bool writeBack(Region &region, ByteRange range, std::string &error);
+  /// Copies caller bytes into the clean (not dirty) bytes of [lo, hi).
+  bool copyInClean(Region &region, uint64_t lo, uint64_t hi, std::string &error);
+  /// Turns a reused region into what `access` needs (a shadow, a full copy).
+  bool upgrade(Region &region, Access access, std::string &error);
 
   Options options_;
   std::vector<std::unique_ptr<Region>> regions_;

@@ -1,0 +1,152 @@
+//===- Fusion.cpp - Matching splat/make_range/addptr/cmpi chains -----------===//
+#include "Fusion.h"
+
+#include "ttinterp/frontend/Dialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <optional>
+
+namespace ttinterp::interp {
+namespace {
+
+bool is(mlir::Operation *op, llvm::StringRef name) {
+  return op && op->getName().getStringRef() == name;
+}
+
+/// The scalar a `tt.splat` of a scalar broadcasts, or null.
+mlir::Value splatSource(mlir::Value v) {
+  mlir::Operation *def = v.getDefiningOp();
+  if (!is(def, "tt.splat") || mlir::isa<mlir::ShapedType>(def->getOperand(0).getType()))
+    return nullptr;
+  return def->getOperand(0);
+}
+
+/// `make_range` or `splat(start) + make_range` (either order), all i32, 1-D.
+struct Offsets {
+  mlir::Value start;
+  int64_t rangeStart = 0;
+  bool operator==(const Offsets &o) const {
+    return start == o.start && rangeStart == o.rangeStart;
+  }
+};
+
+std::optional<int64_t> rangeStartOf(mlir::Value v) {
+  mlir::Operation *def = v.getDefiningOp();
+  if (!is(def, "tt.make_range"))
+    return std::nullopt;
+  auto start = def->getAttrOfType<mlir::IntegerAttr>("start");
+  if (!start)
+    return std::nullopt;
+  return start.getInt();
+}
+
+std::optional<Offsets> matchOffsets(mlir::Value v) {
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
+  if (!type || type.getRank() != 1 || !type.getElementType().isInteger(32))
+    return std::nullopt;
+  if (auto r = rangeStartOf(v))
+    return Offsets{nullptr, *r};
+  mlir::Operation *def = v.getDefiningOp();
+  if (!is(def, "arith.addi"))
+    return std::nullopt;
+  for (int k = 0; k < 2; ++k)
+    if (auto r = rangeStartOf(def->getOperand(k)))
+      if (mlir::Value s = splatSource(def->getOperand(1 - k)))
+        return Offsets{s, *r};
+  return std::nullopt;
+}
+
+/// cmpi slt/ult (integer predicates 2 and 6) of `offsets` against a splat.
+bool matchBound(mlir::Value mask, const Offsets &offsets, ContiguousAccess &a) {
+  mlir::Operation *def = mask.getDefiningOp();
+  if (!is(def, "arith.cmpi"))
+    return false;
+  auto predicate = def->getAttrOfType<mlir::IntegerAttr>("predicate");
+  if (!predicate || (predicate.getInt() != 2 && predicate.getInt() != 6))
+    return false;
+  std::optional<Offsets> lhs = matchOffsets(def->getOperand(0));
+  mlir::Value bound = splatSource(def->getOperand(1));
+  if (!lhs || !(*lhs == offsets) || !bound)
+    return false;
+  a.bound = bound;
+  a.unsignedBound = predicate.getInt() == 6;
+  return true;
+}
+
+/// Operand positions of a fused access that its fused form no longer reads.
+bool unneededOperand(mlir::Operation *user, unsigned operand, const ContiguousAccess &a) {
+  if (operand == 0)
+    return true; // the pointers
+  unsigned maskOperand = is(user, "tt.load") ? 1 : 2;
+  return operand == maskOperand && a.bound;
+}
+
+} // namespace
+
+void FusionPlan::analyze(mlir::Operation *function) {
+  llvm::SmallVector<mlir::Operation *> chainOps;
+  function->walk([&](mlir::Operation *op) {
+    bool load = is(op, "tt.load"), store = is(op, "tt.store");
+    if (!load && !store)
+      return;
+    mlir::Value pointers = op->getOperand(0);
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(pointers.getType());
+    mlir::Operation *addptr = pointers.getDefiningOp();
+    if (!type || type.getRank() != 1 || !is(addptr, "tt.addptr"))
+      return;
+    ContiguousAccess a;
+    a.base = splatSource(addptr->getOperand(0));
+    std::optional<Offsets> offsets = matchOffsets(addptr->getOperand(1));
+    if (!a.base || !offsets || !mlir::isa<mlir::triton::PointerType>(a.base.getType()))
+      return;
+    a.start = offsets->start;
+    a.rangeStart = offsets->rangeStart;
+    unsigned maskOperand = load ? 1 : 2;
+    if (op->getNumOperands() > maskOperand)
+      matchBound(op->getOperand(maskOperand), *offsets, a);
+    accesses_[op] = a;
+    chainOps.push_back(addptr);
+    for (mlir::Value v : addptr->getOperands())
+      if (mlir::Operation *def = v.getDefiningOp())
+        chainOps.push_back(def);
+    if (mlir::Operation *offsetsDef = addptr->getOperand(1).getDefiningOp())
+      for (mlir::Value v : offsetsDef->getOperands())
+        if (mlir::Operation *def = v.getDefiningOp())
+          chainOps.push_back(def);
+    if (a.bound) {
+      mlir::Operation *cmp = op->getOperand(maskOperand).getDefiningOp();
+      chainOps.push_back(cmp);
+      chainOps.push_back(cmp->getOperand(1).getDefiningOp());
+    }
+  });
+
+  // An op of a chain is dropped once nothing left needs its result; dropping
+  // one can free the ops it reads, so repeat until nothing changes.
+  auto pure = [](mlir::Operation *op) {
+    return is(op, "tt.splat") || is(op, "tt.make_range") || is(op, "arith.addi") ||
+           is(op, "tt.addptr") || is(op, "arith.cmpi");
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (mlir::Operation *op : chainOps) {
+      if (!pure(op) || elided_.contains(op))
+        continue;
+      bool unused = true;
+      for (mlir::OpOperand &use : op->getUses()) {
+        mlir::Operation *user = use.getOwner();
+        auto fused = accesses_.find(user);
+        unused &= elided_.contains(user) ||
+                  (fused != accesses_.end() &&
+                   unneededOperand(user, use.getOperandNumber(), fused->second));
+      }
+      if (unused) {
+        elided_.insert(op);
+        changed = true;
+      }
+    }
+  }
+}
+
+} // namespace ttinterp::interp

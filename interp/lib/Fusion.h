@@ -1,0 +1,52 @@
+//===- Fusion.h - Pointer chains lowered as one contiguous block access -*- C++ -*-===//
+//
+// Nearly every Triton load and store of a 1-D block is spelled
+//   tt.load(tt.addptr(tt.splat(base), splat(start) + tt.make_range), offsets < splat(n))
+// Interpreted op by op, that materialises a tensor of offsets, one of
+// pointers and one of mask bits, then rediscovers lane by lane that the
+// pointers are consecutive. FusionPlan finds these chains before lowering: the
+// load or store becomes one contiguous access computed from the scalars base,
+// start and n, and the splat/addi/addptr/cmpi ops whose only use was that
+// access are never emitted.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <cstdint>
+
+namespace ttinterp::interp {
+
+/// Lane i of a fused tt.load/tt.store addresses element
+/// i32(start + rangeStart + i) of `base`, and is active (when `bound` is set)
+/// iff that offset is below `bound` (signed or unsigned compare).
+struct ContiguousAccess {
+  mlir::Value base;         ///< Scalar !tt.ptr<T>.
+  mlir::Value start;        ///< Scalar i32 added to the range; null when none.
+  int64_t rangeStart = 0;   ///< The make_range's start.
+  mlir::Value bound;        ///< Scalar i32 n of `offsets < n`; null: the mask, if any, is a slot.
+  bool unsignedBound = false;
+};
+
+class FusionPlan {
+public:
+  /// Finds the fusable accesses of one function's body (nested regions included).
+  void analyze(mlir::Operation *function);
+  /// The fused form of a tt.load or tt.store, or null.
+  const ContiguousAccess *access(mlir::Operation *op) const {
+    auto it = accesses_.find(op);
+    return it == accesses_.end() ? nullptr : &it->second;
+  }
+  /// Ops whose every result is used only through fused accesses: not emitted.
+  bool elided(mlir::Operation *op) const { return elided_.contains(op); }
+
+private:
+  llvm::DenseMap<mlir::Operation *, ContiguousAccess> accesses_;
+  llvm::DenseSet<mlir::Operation *> elided_;
+};
+
+} // namespace ttinterp::interp

@@ -304,6 +304,44 @@ def tf32_rna(x):
     return u.astype(np.uint32).view(F32)
 
 
+def bf16_rne(x):
+    """f32 -> bf16, round to nearest even (overflow to inf, NaN kept), returned as f32."""
+    x = np.ascontiguousarray(x, F32)
+    u = x.view(np.uint32).astype(np.uint64)
+    r = (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(F32)
+    return np.where(np.isnan(x), x, r)
+
+
+def split_bf16(x, n):
+    """BF16DotTC's split: hi = bf16(x), then bf16 of what is left after each f32 subtraction."""
+    parts = []
+    with np.errstate(invalid="ignore"):
+        for _ in range(n):
+            p = bf16_rne(x)
+            parts.append(p)
+            x = (x - p).astype(F32)
+    return parts
+
+
+def exact_dot(a, b):
+    """a @ b with float64 products and sums (exact for the operands here), IEEE inf/NaN rules."""
+    with np.errstate(invalid="ignore"):
+        return (a.astype(np.float64)[:, :, None] * b.astype(np.float64)[None, :, :]).sum(axis=1)
+
+
+def multi_pass(pa, pb, cross, c):
+    """Triton 3.8's multi-pass f32 dot (F32DotTC, BF16DotTC): the cross terms from zero, NaNs of that
+    partial sum replaced by 0, then hi*hi, then + c; here with one rounding at the end."""
+    small = sum(exact_dot(pa[i], pb[j]) for i, j in cross)
+    small[np.isnan(small)] = 0
+    with np.errstate(invalid="ignore"):
+        return (small + exact_dot(pa[0], pb[0]) + c).astype(F32)
+
+
+BF16X3_TERMS = [(1, 0), (0, 1)]                          # mid*hi, hi*mid (then hi*hi)
+BF16X6_TERMS = [(1, 1), (2, 0), (0, 2), (1, 0), (0, 1)]  # mid*mid, lo*hi, hi*lo, mid*hi, hi*mid
+
+
 def k_dot_precision():
     rng = np.random.default_rng(2005)
     # full 24-bit mantissas: tf32 keeps 11 of them, so tf32 and ieee differ by ~1e-3 relative
@@ -325,23 +363,184 @@ def k_dot_precision():
     d_tf32 = np.abs(c_tf32.astype(np.float64) - c_ieee).max()
     d_x3 = np.abs(c_x3.astype(np.float64) - c_ieee).max()
     assert d_tf32 > 1e-3 and d_x3 < 1e-5, (d_tf32, d_x3)
+    # bf16x3/bf16x6 (TritonGPU BF16DotTC pass, as the 3.8 TTGIR shows): split each operand into bf16
+    # parts, dot the cross terms from zero, NaNs -> 0, add hi*hi, then c. These specs (and
+    # spec_tf32x3_inf) use a_inf = a with a[0, 0] = +inf: its residual parts are inf - inf = NaN, so
+    # row 0's cross terms are NaN, cleaned to 0, and hi*hi makes row 0 +-inf by the sign of b[0, :]
+    # (a dot that kept the NaN would give NaN).
+    a_inf = a.copy()
+    a_inf[0, 0] = np.inf
+    assert (b[0] != 0).all()
+    c_bf16x3 = multi_pass(split_bf16(a_inf, 2), split_bf16(b, 2), BF16X3_TERMS, 0.0)
+    c_bf16x6 = multi_pass(split_bf16(a_inf, 3), split_bf16(b, 3), BF16X6_TERMS, 0.0)
+    with np.errstate(invalid="ignore"):
+        tba = tf32_rna(a_inf)
+        x3 = [tba, gf.round_to_tf32(a_inf - tba)], [tf32_rna(b), gf.round_to_tf32(b - tf32_rna(b))]
+    c_x3_inf = multi_pass(*x3, BF16X3_TERMS, 0.0)
+    for c in (c_bf16x3, c_bf16x6, c_x3_inf):
+        assert (c[0] == np.where(b[0] > 0, np.inf, -np.inf)).all() and np.isfinite(c[1:]).all()
+    # bf16x3 drops the mid*mid and lo terms (about 2^-16 relative): visibly off ieee; bf16x6 is not
+    d_b3 = np.abs(c_bf16x3[1:].astype(np.float64) - c_ieee[1:]).max()
+    d_b6 = np.abs(c_bf16x6[1:].astype(np.float64) - c_ieee[1:]).max()
+    assert d_b3 > 5e-5 and d_b6 < 1e-5, (d_b3, d_b6)
 
-    def spec(c, fn, stem):
+    def spec(c, fn, stem, a=a, a_name=None):
         bufs = {"a": Buf("f32", "npy", data=a), "b": Buf("f32", "npy", data=b), "c": Buf("f32", "zeros", [32, 32])}
         return dict(args=["a", "b", "c"], grid=[1], buffers=bufs, expected={"a": a, "b": b, "c": c},
-                    function=fn, ttir=f"{stem}.ttir")
+                    function=fn, ttir=f"{stem}.ttir", npy_names={"a": a_name} if a_name else {})
 
     return dict(constexprs={},
                 compiles=[("dot_ieee", "dot_ieee_kernel"), ("dot_tf32", "dot_tf32_kernel"),
-                          ("dot_tf32x3", "dot_tf32x3_kernel")],
+                          ("dot_tf32x3", "dot_tf32x3_kernel"), ("dot_bf16x3", "dot_bf16x3_kernel"),
+                          ("dot_bf16x6", "dot_bf16x6_kernel")],
                 ops={"dot_ieee": ["tt.dot %a"], "dot_tf32": ["inputPrecision = tf32 :"],
-                     "dot_tf32x3": ["inputPrecision = tf32x3"]},
+                     "dot_tf32x3": ["inputPrecision = tf32x3"], "dot_bf16x3": ["inputPrecision = bf16x3"],
+                     "dot_bf16x6": ["inputPrecision = bf16x6"]},
                 ptx={"dot_tf32": ["mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"],
-                     "dot_tf32x3": ["cvt.rna.tf32.f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"]},
+                     "dot_tf32x3": ["cvt.rna.tf32.f32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"],
+                     "dot_bf16x3": ["cvt.rn.bf16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"],
+                     "dot_bf16x6": ["cvt.rn.bf16.f32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"]},
                 no_ptx={"dot_tf32": ["cvt.rna.tf32.f32"], "dot_ieee": ["mma"]},
                 specs={"spec": spec(c_ieee, "dot_ieee_kernel", "dot_ieee"),
                        "spec_tf32": spec(c_tf32, "dot_tf32_kernel", "dot_tf32"),
-                       "spec_tf32x3": spec(c_x3, "dot_tf32x3_kernel", "dot_tf32x3")})
+                       "spec_tf32x3": spec(c_x3, "dot_tf32x3_kernel", "dot_tf32x3"),
+                       "spec_tf32x3_inf": spec(c_x3_inf, "dot_tf32x3_kernel", "dot_tf32x3", a_inf, "a_inf"),
+                       "spec_bf16x3": spec(c_bf16x3, "dot_bf16x3_kernel", "dot_bf16x3", a_inf, "a_inf"),
+                       "spec_bf16x6": spec(c_bf16x6, "dot_bf16x6_kernel", "dot_bf16x6", a_inf, "a_inf")})
+
+
+# --- dot_scaled ------------------------------------------------------------------------------
+# Semantics assumed (Triton 3.8 for sm_90: DecomposeScaledBlocked, as the TTGIR shows; the docs and
+# interpreter of tl.dot_scaled for the layouts): e2m1 values are 2 per byte, the first in the low nibble,
+# consecutive along K (k_pack) or along M / N; each value is upcast to bf16 and multiplied in bf16 by
+# 2^(s-127) for its e8m0 scale byte s (one per 32 elements along K; lhs scales M x K/32, rhs N x K/32);
+# s = 0xFF makes the value NaN unless fast_math, where the scale is +inf; then a bf16 dot accumulating
+# into acc in f32. The inputs keep every scaled value exact in bf16 (asserted) and every product a
+# multiple of a quantum Q with sum(|products|) + |acc| < 2^24 Q, so any f32 summation order is exact:
+# the expectations are exact whatever order the GPU or the interpreter adds in.
+E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+
+
+def e2m1_decode(codes):
+    return np.where(codes & 8, -1.0, 1.0) * E2M1[codes & 7]
+
+
+def e2m1_pack(codes, axis):
+    """Two 4-bit codes per byte along `axis`, the even index in the low nibble."""
+    lo, hi = np.take(codes, range(0, codes.shape[axis], 2), axis), np.take(codes, range(1, codes.shape[axis], 2), axis)
+    return (lo | (hi << 4)).astype(np.uint8).view(np.int8)
+
+
+def mx_scaled(values, scales, fast_math, k_axis):
+    """values (K along k_axis) times 2^(s-127) of scales [M or N, K/32]; 0xFF: NaN, or inf with fast_math."""
+    s = np.repeat(scales.astype(np.int64), 32, axis=1)
+    if k_axis == 0:
+        s = s.T
+    with np.errstate(invalid="ignore"):
+        out = values * np.where(s == 255, np.inf, 2.0**(s - 127))
+    if not fast_math:
+        out[s == 255] = np.nan
+    finite = np.isfinite(out)
+    assert (bf16_rne(out[finite].astype(F32)) == out[finite]).all(), "a scaled value is not exact in bf16"
+    return out
+
+
+def check_order_free(a, b, acc, q):
+    """Every product a[m,k] b[k,n] a multiple of q and each output's sum(|terms|) below 2^24 q."""
+    with np.errstate(invalid="ignore"):
+        p = a[:, :, None] * b[None, :, :]
+    fin = np.isfinite(p)
+    assert (np.mod(p[fin] / q, 1) == 0).all() and (np.mod(acc / q, 1) == 0).all()
+    total = np.where(fin, np.abs(p), 0).sum(axis=1) + np.abs(acc)
+    assert (total < 2.0**24 * q).all(), total.max()
+
+
+def fp8_codes(rng, shape, ebits_range, mbits):
+    """Random fp8 codes with exponent fields in ebits_range (no zeros, subnormals or specials), both signs."""
+    e = rng.integers(ebits_range[0], ebits_range[1] + 1, shape)
+    m = rng.integers(0, 1 << mbits, shape)
+    return ((rng.integers(0, 2, shape) << 7) | (e << mbits) | m).astype(np.uint8)
+
+
+def k_dot_scaled():
+    rng = np.random.default_rng(2011)
+    M = N = 32
+    K = 64
+    # mxfp4_e4m3: e2m1 (every code, -0 included) x e4m3 (exponents 2^-1..2^2), scales 2^-2..2^2,
+    # accumulator multiples of 1/4; sa[5, 1] = 0xFF (row 5 NaN), sb[7, 0] = 0xFF (column 7 NaN), and the
+    # e4m3 NaN code at b[10, 20] (column 20 NaN).
+    a_codes = rng.integers(0, 16, (M, K))
+    sa = (127 + rng.integers(-2, 3, (M, K // 32))).astype(np.uint8)
+    b_codes = fp8_codes(rng, (K, N), (6, 9), 3)
+    b_codes[10, 20] = 0x7F
+    sb = (127 + rng.integers(-2, 3, (N, K // 32))).astype(np.uint8)
+    acc = (rng.integers(-64, 65, (M, N)) * 0.25).astype(F32)
+    av, bv = e2m1_decode(a_codes), fp8_decode(b_codes, "e4m3fn").astype(np.float64)
+    check_order_free(mx_scaled(av, sa, False, 1), mx_scaled(bv, sb, False, 0), acc, 2.0**-9)
+    sa[5, 1] = 0xFF
+    sb[7, 0] = 0xFF
+    c1 = (exact_dot(mx_scaled(av, sa, False, 1), mx_scaled(bv, sb, False, 0)) + acc).astype(F32)
+    assert np.isnan(c1[5]).all() and np.isnan(c1[:, 7]).all() and np.isnan(c1[:, 20]).all()
+    assert np.isfinite(np.delete(np.delete(c1, [5], 0), [7, 20], 1)).all()
+    a_bytes = e2m1_pack(a_codes, 1)
+    bufs1 = {"a": Buf("i8", "npy", data=a_bytes), "sa": Buf("i8", "npy", data=sa.view(np.int8)),
+             "b": Buf("i8", "npy", data=b_codes.view(np.int8)), "sb": Buf("i8", "npy", data=sb.view(np.int8)),
+             "acc": Buf("f32", "npy", data=acc), "c": Buf("f32", "zeros", [M, N])}
+    # bf16_e5m2 (fast_math): a = k/8 (|a| <= 4) as bf16 bits, no lhs scale; b e5m2 (exponents
+    # 2^-2..2^2), scales 2^-2..2^2; b[3, 9] = +inf (column 9: +-inf, NaN where a[m, 3] = 0);
+    # sb[30, 1] = 0xFF is +inf under fast_math: column 30 is NaN where the signs of a[m, k] b[k, 30]
+    # (k >= 32) mix, and exactly +inf in row 0, where they are all positive (without fast_math: NaN).
+    a2 = (rng.integers(-32, 33, (M, K)) / 8.0).astype(F32)
+    a2[4:, 3] = np.where(a2[4:, 3] == 0, 0.5, a2[4:, 3])
+    a2[0:4, 3] = 0.0
+    a2[0, 32:] = np.abs(a2[0, 32:]) + 0.125
+    b2_codes = fp8_codes(rng, (K, N), (13, 17), 2)
+    b2_codes[3, 9] = 0x7C
+    b2_codes[32:, 30] &= 0x7F
+    sb2 = (127 + rng.integers(-2, 3, (N, K // 32))).astype(np.uint8)
+    b2v = fp8_decode(b2_codes, "e5m2").astype(np.float64)
+    b2_fin = np.where(np.isinf(b2v), 0.0, b2v)
+    check_order_free(a2.astype(np.float64), mx_scaled(b2_fin, sb2, True, 0), np.zeros((M, N)), 2.0**-9)
+    sb2[30, 1] = 0xFF
+    c2 = exact_dot(a2, mx_scaled(b2v, sb2, True, 0)).astype(F32)
+    assert c2[0, 30] == np.inf and np.isnan(c2[:4, 9]).all() and np.isinf(c2[4:, 9]).all()
+    assert np.isnan(c2[1:, 30]).any()
+    a2_bits = a2.view(np.uint32) >> 16
+    assert (a2_bits << 16).view(F32).tolist() == a2.tolist()  # exact in bf16
+    bufs2 = {"a": Buf("i16", "npy", data=a2_bits.astype(np.uint16).view(np.int16)),
+             "b": Buf("i8", "npy", data=b2_codes.view(np.int8)), "sb": Buf("i8", "npy", data=sb2.view(np.int8)),
+             "c": Buf("f32", "zeros", [M, N])}
+    # mxfp4_mn_packed: e2m1 x e2m1 with a's pairs along M and b's along N, scales 2^-2..2^2
+    a3_codes, b3_codes = rng.integers(0, 16, (M, K)), rng.integers(0, 16, (K, N))
+    sa3 = (127 + rng.integers(-2, 3, (M, K // 32))).astype(np.uint8)
+    sb3 = (127 + rng.integers(-2, 3, (N, K // 32))).astype(np.uint8)
+    a3s, b3s = mx_scaled(e2m1_decode(a3_codes), sa3, False, 1), mx_scaled(e2m1_decode(b3_codes), sb3, False, 0)
+    check_order_free(a3s, b3s, np.zeros((M, N)), 2.0**-6)
+    c3 = exact_dot(a3s, b3s).astype(F32)
+    bufs3 = {"a": Buf("i8", "npy", data=e2m1_pack(a3_codes, 0)), "sa": Buf("i8", "npy", data=sa3.view(np.int8)),
+             "b": Buf("i8", "npy", data=e2m1_pack(b3_codes, 1)), "sb": Buf("i8", "npy", data=sb3.view(np.int8)),
+             "c": Buf("f32", "zeros", [M, N])}
+
+    def spec(fn, stem, bufs, c):
+        exp = {n: bf.data for n, bf in bufs.items() if n != "c"}
+        exp["c"] = c
+        return dict(args=list(bufs), grid=[1], buffers=bufs, expected=exp, function=fn, ttir=f"{stem}.ttir",
+                    npy_names={n: f"{stem}_{n}" for n in bufs})
+
+    scaled = "tt.dot_scaled"
+    return dict(constexprs={},
+                compiles=[("mxfp4_e4m3", "mxfp4_e4m3_kernel"), ("bf16_e5m2", "bf16_e5m2_kernel"),
+                          ("mxfp4_mn_packed", "mxfp4_mn_packed_kernel")],
+                ops={"mxfp4_e4m3": [scaled, "lhs = e2m1 rhs = e4m3 {fastMath = false}",
+                                    "tensor<32x32xi8>, tensor<32x2xi8> * tensor<64x32xf8E4M3FN>, tensor<32x2xi8>"],
+                     "bf16_e5m2": [scaled, "lhs = bf16 rhs = e5m2 {fastMath = true}",
+                                   ": tensor<32x64xbf16> * tensor<64x32xf8E5M2>, tensor<32x2xi8>"],
+                     "mxfp4_mn_packed": [scaled, "{fastMath = false, lhs_k_pack = false, rhs_k_pack = false}",
+                                         "tensor<16x64xi8>, tensor<32x2xi8> * tensor<64x16xi8>, tensor<32x2xi8>"]},
+                ptx={"mxfp4_e4m3": ["mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"]},
+                specs={"spec": spec("mxfp4_e4m3_kernel", "mxfp4_e4m3", bufs1, c1),
+                       "spec_bf16_e5m2": spec("bf16_e5m2_kernel", "bf16_e5m2", bufs2, c2),
+                       "spec_mn_packed": spec("mxfp4_mn_packed_kernel", "mxfp4_mn_packed", bufs3, c3)})
 
 
 def k_block_ptr():
@@ -487,6 +686,7 @@ KERNEL_FNS = {
     "atomics": k_atomics,
     "fp8_convert": k_fp8_convert,
     "dot_precision": k_dot_precision,
+    "dot_scaled": k_dot_scaled,
     "block_ptr": k_block_ptr,
     "libdevice": k_libdevice,
     "while_loop": k_while_loop,

@@ -165,18 +165,3 @@ TEST_CASE("arith.truncf to fp8 saturates as tt.fp_to_fp does, and extf is exact"
   CHECK(std::isnan(out[3]));
   CHECK(out[5] == 1.0f);
 }
-
-TEST_CASE("tt.dot_scaled is a lowering error that says so") {
-  std::string error = loweringError(R"(
-module {
-  tt.func public @k(%a: tensor<16x32xf8E4M3FN>, %b: tensor<32x16xf8E4M3FN>, %c: tensor<16x16xf32>) {
-    %d = tt.dot_scaled %a, %b, %c lhs = e4m3 rhs = e4m3 {fastMath = false} : tensor<16x32xf8E4M3FN> * tensor<32x16xf8E4M3FN> -> tensor<16x16xf32> loc(#at)
-    tt.return
-  }
-}
-#at = loc("k.py":9:8)
-)");
-  CHECK(error.find("k.py:9:8") != std::string::npos);
-  CHECK(error.find("tt.dot_scaled") != std::string::npos);
-  CHECK(error.find("not supported") != std::string::npos);
-}

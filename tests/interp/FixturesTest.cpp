@@ -35,28 +35,43 @@ TEST_CASE("while_loop fixture: Collatz step counts through scf.while") {
   checkAllExact("while_loop", "spec.json", "expected", 4);
 }
 
-TEST_CASE("dot_precision fixture: ieee, tf32 and tf32x3 within the README's tolerances") {
+TEST_CASE("dot_precision fixture: every inputPrecision within the README's tolerances") {
   std::string dir = kernelDir("dot_precision");
   struct Case {
     const char *spec, *folder;
     float atol;
   };
+  // The *_inf specs' row 0 is +-inf (a[0][0] = inf): non-finite values must match in class.
   for (Case c :
        {Case{"spec.json", "expected", 2e-5f}, Case{"spec_tf32.json", "expected_tf32", 1e-4f},
-        Case{"spec_tf32x3.json", "expected_tf32x3", 2e-5f}}) {
+        Case{"spec_tf32x3.json", "expected_tf32x3", 2e-5f},
+        Case{"spec_tf32x3_inf.json", "expected_tf32x3_inf", 2e-5f},
+        Case{"spec_bf16x3.json", "expected_bf16x3", 2e-5f},
+        Case{"spec_bf16x6.json", "expected_bf16x6", 2e-5f}}) {
     INFO(c.spec);
     SpecRun run = runSpec(dir, c.spec);
     REQUIRE_FALSE(run.fault);
     NpyArray want = expected(dir, c.folder, "c", DType::F32);
     const Buffer &got = run.buffers.at("c");
     float worst = 0;
+    int64_t classMismatches = 0;
     for (int64_t i = 0; i < got.numel(); ++i) {
-      float w;
+      float w, g = got.at<float>(i);
       std::memcpy(&w, want.bytes.data() + i * 4, 4);
-      worst = std::max(worst, std::fabs(got.at<float>(i) - w));
+      if (std::isfinite(w) && std::isfinite(g))
+        worst = std::max(worst, std::fabs(g - w));
+      else
+        classMismatches += !(g == w || (std::isnan(g) && std::isnan(w)));
     }
     CHECK(worst <= c.atol);
+    CHECK(classMismatches == 0);
   }
+}
+
+TEST_CASE("dot_scaled fixture: mxfp4 x e4m3, bf16 x e5m2 (fastMath), M/N-packed mxfp4, exact") {
+  checkAllExact("dot_scaled");
+  checkAllExact("dot_scaled", "spec_bf16_e5m2.json", "expected_bf16_e5m2");
+  checkAllExact("dot_scaled", "spec_mn_packed.json", "expected_mn_packed");
 }
 
 TEST_CASE("device_assert fixture: passes on valid input, faults at x(77) otherwise") {

@@ -4,8 +4,7 @@
 // default for narrowing) or toward zero (rtz). Conversions to fp8 follow the
 // GPU's cvt.rn.satfinite: out-of-range values and infinities saturate to the
 // largest finite value and NaN becomes the canonical fp8 NaN (docs/semantics.md).
-// Widening conversions are exact. tt.dot_scaled lives here only to say clearly
-// that it cannot run.
+// Widening conversions are exact.
 //
 //===----------------------------------------------------------------------===//
 #include "OpSupport.h"
@@ -65,16 +64,8 @@ bool lowerFpToFp(mlir::Operation *op, Lowerer &L) {
   return true;
 }
 
-bool lowerDotScaled(mlir::Operation *op, Lowerer &L) {
-  return L.error(op, "tt.dot_scaled (a matmul of block-scaled mxfp8/mxfp4 operands) is not "
-                     "supported by the interpreter");
-}
-
 } // namespace
 
-void registerConversionOps(OpTable &t) {
-  t.add("tt.fp_to_fp", &lowerFpToFp);
-  t.add("tt.dot_scaled", &lowerDotScaled);
-}
+void registerConversionOps(OpTable &t) { t.add("tt.fp_to_fp", &lowerFpToFp); }
 
 } // namespace ttinterp::interp

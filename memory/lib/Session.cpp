@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 namespace ttinterp {
 
@@ -347,22 +348,58 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
   return true;
 }
 
+template <class Fn>
+bool Session::forEachChunk(const Region &region, size_t begin, size_t count, uint64_t &moved,
+                           std::string &error, Fn fn) {
+  constexpr size_t kParallelMinimum = size_t(8) << 20;
+  unsigned threads = options_.copyThreads;
+  if (threads <= 1 || count < kParallelMinimum || !region.memory->hostAddressable())
+    return fn(begin, begin + count, moved, error);
+  size_t end = begin + count;
+  size_t step = (count / threads + 63) & ~size_t(63);
+  std::vector<size_t> bounds{begin};
+  for (size_t b = ((begin + step) & ~size_t(63)); b < end && bounds.size() < threads; b += step)
+    bounds.push_back(b);
+  bounds.push_back(end);
+  size_t chunks = bounds.size() - 1;
+  std::vector<uint64_t> bytes(chunks, 0);
+  std::vector<std::string> errors(chunks);
+  std::vector<char> ok(chunks, 1);
+  std::vector<std::thread> workers;
+  for (size_t c = 1; c < chunks; ++c)
+    workers.emplace_back([&, c] { ok[c] = fn(bounds[c], bounds[c + 1], bytes[c], errors[c]); });
+  ok[0] = fn(bounds[0], bounds[1], bytes[0], errors[0]);
+  for (std::thread &w : workers)
+    w.join();
+  for (size_t c = 0; c < chunks; ++c) {
+    moved += bytes[c];
+    if (!ok[c]) {
+      error = errors[c];
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Session::copyInClean(Region &region, uint64_t lo, uint64_t hi, std::string &error) {
-  size_t begin = lo - region.range.lo, end = hi - region.range.lo;
-  size_t cursor = begin;
-  bool ok = true;
-  auto copy = [&](size_t b, size_t e) {
-    ok = region.memory->read(region.range.lo + b, region.shadow() + b, e - b, error);
-    stats_.bytesIn += e - b;
-  };
-  region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
-    if (ok && cursor < b)
-      copy(cursor, b);
-    cursor = e;
-  });
-  if (ok && cursor < end)
-    copy(cursor, end);
-  return ok;
+  return forEachChunk(
+      region, lo - region.range.lo, hi - lo, stats_.bytesIn, error,
+      [&region](size_t begin, size_t end, uint64_t &moved, std::string &err) {
+        size_t cursor = begin;
+        bool ok = true;
+        auto copy = [&](size_t b, size_t e) {
+          ok = region.memory->read(region.range.lo + b, region.shadow() + b, e - b, err);
+          moved += e - b;
+        };
+        region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
+          if (ok && cursor < b)
+            copy(cursor, b);
+          cursor = e;
+        });
+        if (ok && cursor < end)
+          copy(cursor, end);
+        return ok;
+      });
 }
 
 bool Session::upgrade(Region &region, Access access, std::string &error) {
@@ -393,19 +430,22 @@ bool Session::writeBack(Region &region, ByteRange range, std::string &error) {
   ByteRange r{std::max(range.lo, region.range.lo), std::min(range.hi, region.range.hi)};
   if (r.hi <= r.lo)
     return true;
-  size_t begin = r.lo - region.range.lo, count = r.hi - r.lo;
-  bool ok = true;
-  region.dirty.forEachRun(begin, count, [&](size_t b, size_t e) {
-    if (!ok)
-      return;
-    // In place, the bytes are already there; they still count as written back.
-    if (!region.inPlace())
-      ok = region.memory->write(region.range.lo + b, region.shadow() + b, e - b, error);
-    stats_.bytesOut += e - b;
-  });
-  if (ok)
-    region.dirty.clear(begin, count);
-  return ok;
+  return forEachChunk(
+      region, r.lo - region.range.lo, r.hi - r.lo, stats_.bytesOut, error,
+      [&region](size_t begin, size_t end, uint64_t &moved, std::string &err) {
+        bool ok = true;
+        region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
+          if (!ok)
+            return;
+          // In place, the bytes are already there; they still count as written back.
+          if (!region.inPlace())
+            ok = region.memory->write(region.range.lo + b, region.shadow() + b, e - b, err);
+          moved += e - b;
+        });
+        if (ok)
+          region.dirty.clear(begin, end - begin);
+        return ok;
+      });
 }
 
 bool Session::sync(CallerMemory &memory, const std::vector<ByteRange> &ranges,

@@ -83,7 +83,9 @@ Kernel load(const std::string &name) {
 void launch(const interp::Kernel &kernel, std::vector<std::vector<float> *> buffers,
             std::vector<interp::ArgumentValue> scalars, std::array<int64_t, 3> grid,
             unsigned threads, bool hazards = false) {
-  Session session;
+  Session::Options sessionOptions;
+  sessionOptions.copyThreads = threads;
+  Session session(sessionOptions);
   std::vector<PointerArgument> pointers;
   std::vector<interp::ArgumentValue> args;
   for (size_t i = 0; i < buffers.size(); ++i) {

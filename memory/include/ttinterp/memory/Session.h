@@ -259,6 +259,10 @@ public:
     /// with no shadows and no copies. Not transactional: a fault leaves the
     /// stores made before it in place.
     bool inPlace = false;
+    /// Threads that copy large host regions in and back (give it the launches'
+    /// thread count: a memory-bound launch is otherwise left waiting on one
+    /// core's write-back).
+    unsigned copyThreads = 1;
   };
 
   /// A buffer given up by a launch (`donate`): at the next step its bytes are
@@ -309,6 +313,12 @@ private:
   bool writeBack(Region &region, ByteRange range, std::string &error);
   /// Copies caller bytes into the clean (not dirty) bytes of [lo, hi).
   bool copyInClean(Region &region, uint64_t lo, uint64_t hi, std::string &error);
+  /// Runs fn(begin, end, bytesMoved, error) over [begin, begin + count) of a
+  /// region's bytes, split over copyThreads when the region is large host
+  /// memory; chunks start on bitmap-word boundaries so threads share no word.
+  template <class Fn>
+  bool forEachChunk(const Region &region, size_t begin, size_t count, uint64_t &moved,
+                    std::string &error, Fn fn);
   /// Turns a reused region into what `access` needs (a shadow, a full copy).
   bool upgrade(Region &region, Access access, std::string &error);
 

@@ -2,6 +2,7 @@
 #include "Driver.h"
 
 #include "Buffers.h"
+#include "Compare.h"
 #include "Elements.h"
 #include "Kernels.h"
 #include "Npy.h"
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -66,11 +68,20 @@ std::string shortHash(const std::string &hash) { return hash.substr(0, 12); }
 
 std::string bytes(uint64_t n) { return fmt::format("{} B", n); }
 
+/// Bad input found by a SpecAdjuster: an error kind of the report and its message.
+struct SpecError {
+  std::string kind, message;
+};
+/// Rewrites a spec once it is loaded, before anything else looks at it: check --native runs
+/// two variants of one spec file.
+using SpecAdjuster = std::function<std::optional<SpecError>(Spec &)>;
+
 /// One spec run; members hold what the error paths need to finish the report.
 class Run {
 public:
-  Run(const RunOptions &options, std::ostream &out, std::ostream &err)
-      : options_(options), out_(options.quiet ? quiet_ : out), err_(err) {}
+  Run(const RunOptions &options, std::ostream &out, std::ostream &err, SpecAdjuster adjust = {})
+      : options_(options), out_(options.quiet ? quiet_ : out), err_(err),
+        adjust_(std::move(adjust)) {}
 
   int execute(const std::string &specPath);
 
@@ -102,6 +113,7 @@ private:
   std::ostream quiet_{nullptr}; // a stream with no buffer: discards everything
   std::ostream &out_;
   std::ostream &err_;
+  SpecAdjuster adjust_;
   Spec spec_;
   bool buffersReady_ = false;
   HostBuffers buffers_;
@@ -144,6 +156,9 @@ int Run::execute(const std::string &specPath) {
   if (!parsed)
     return badInput("spec", error);
   spec_ = std::move(*parsed);
+  if (adjust_)
+    if (std::optional<SpecError> e = adjust_(spec_))
+      return badInput(e->kind, e->message);
 
   // Shadow-free mode would have kernels dereference device addresses on the host.
   if (options_.inPlace)
@@ -211,6 +226,7 @@ int Run::execute(const std::string &specPath) {
   Session::Options sessionOptions;
   sessionOptions.bounds = options_.bounds;
   sessionOptions.inPlace = options_.inPlace;
+  sessionOptions.copyThreads = options_.threads;
   Session session(sessionOptions);
   for (size_t i = 0; i < spec_.launches.size(); ++i) {
     const LaunchSpec &l = spec_.launches[i];
@@ -720,26 +736,12 @@ int runSpec(const std::string &specPath, const RunOptions &options, std::ostream
 }
 
 namespace {
-/// Lines describing where two runs' copies of one buffer differ (first few elements).
-std::vector<std::string> differences(const RunOptions::FinalBuffer &a,
-                                     const RunOptions::FinalBuffer &b, size_t limit) {
-  std::vector<std::string> lines;
-  size_t size = byteSize(a.dtype);
-  size_t n = a.bytes.size() / size;
-  std::vector<int64_t> strides(a.shape.size(), 1);
-  for (int d = int(a.shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * a.shape[d + 1];
-  for (size_t e = 0; e < n && lines.size() < limit; ++e) {
-    if (std::memcmp(&a.bytes[e * size], &b.bytes[e * size], size) == 0)
-      continue;
-    std::vector<int64_t> index;
-    for (size_t d = 0; d < a.shape.size(); ++d)
-      index.push_back((int64_t(e) / strides[d]) % a.shape[d]);
-    lines.push_back(fmt::format("[{}]: {} vs {}", fmt::join(index, ", "),
-                                formatElement(a.dtype, &a.bytes[e * size]),
-                                formatElement(a.dtype, &b.bytes[e * size])));
-  }
-  return lines;
+/// Prints the first elements where two runs' copies of one buffer differ: their indices, both
+/// values (first run's first) and, for floats compared within a tolerance, the ulp distance.
+void printDifferences(std::ostream &out, const BufferComparison &c, const char *indent) {
+  for (const BufferComparison::Element &e : c.first)
+    fmt::print(out, "{}[{}]: {} vs {}{}\n", indent, fmt::join(e.index, ", "), e.a, e.b,
+               e.ulp ? fmt::format(" ({} ulp)", *e.ulp) : "");
 }
 } // namespace
 
@@ -785,8 +787,12 @@ int checkSpec(const std::string &specPath, const RunOptions &options, std::ostre
       differs = true;
       fmt::print(out, "check: buffer '{}' differs with the {} program order:\n", reference[b].name,
                  v.name);
-      for (const std::string &line : differences(reference[b], result[b], 5))
-        fmt::print(out, "  {}\n", line);
+      Tolerance exact;
+      exact.bitwise = true;
+      printDifferences(out,
+                       compareBuffers(reference[b].dtype, reference[b].shape,
+                                      reference[b].bytes.data(), result[b].bytes.data(), exact, 5),
+                       "  ");
     }
   }
   if (hazardBytes)
@@ -799,6 +805,164 @@ int checkSpec(const std::string &specPath, const RunOptions &options, std::ostre
   printError(err, fmt::format("check found {}{}{}", hazardBytes ? "hazards" : "",
                               hazardBytes && differs ? " and " : "",
                               differs ? "order-dependent results" : ""));
+  return kExitFault;
+}
+
+namespace {
+
+/// Gives launch `l` the binary check --native runs natively: its own "native" field, else
+/// <kernel stem>.cubin beside its .ttir (with <kernel stem>.json), as examples/ keeps Triton's
+/// outputs. Returns false when there is neither.
+bool findNativeBinary(LaunchSpec &l) {
+  if (!l.native.empty())
+    return true;
+  std::filesystem::path cubin = std::filesystem::path(l.kernelPath).replace_extension(".cubin");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(cubin, ec))
+    return false;
+  l.native = std::filesystem::path(l.kernel).replace_extension(".cubin").string();
+  l.nativePath = cubin.string();
+  l.metadataPath = std::filesystem::path(cubin).replace_extension(".json").string();
+  l.metadataKey = l.path + ".kernel"; // the metadata's name comes from the kernel's
+  return true;
+}
+
+/// The interpreter's side of check --native: every launch interpreted, every buffer on the host.
+void interpretEverything(Spec &spec) {
+  for (BufferSpec &b : spec.buffers)
+    b.device = false;
+  for (LaunchSpec &l : spec.launches) {
+    l.native.clear();
+    l.nativePath.clear();
+    l.metadataPath.clear();
+    l.metadataKey.clear();
+  }
+}
+
+/// The GPU's side: every buffer on the device, every launch with a binary run natively (a native
+/// launch cannot donate: its buffers are simply not compared when the interpreted run donates).
+void runNatively(Spec &spec) {
+  for (BufferSpec &b : spec.buffers)
+    b.device = true;
+  for (LaunchSpec &l : spec.launches)
+    if (l.kind == StepKind::Launch && findNativeBinary(l))
+      l.donate.clear();
+}
+
+} // namespace
+
+int checkNativeSpec(const std::string &specPath, const RunOptions &options,
+                    const Tolerance &tolerance, std::ostream &out, std::ostream &err) {
+  // The spec as written, for the launches' binaries and the buffers' aliases.
+  Spec original;
+  auto interpreted = [&](Spec &spec) -> std::optional<SpecError> {
+    // Both checks come before anything runs, so the interpreted run reports them (--report too).
+    std::string why;
+    if (!cuda::available(why))
+      return SpecError{"cuda", fmt::format("check --native runs kernels on the GPU, which needs "
+                                           "the NVIDIA driver (libcuda.so.1) and a CUDA device: {}",
+                                           why)};
+    original = spec;
+    size_t natives = 0;
+    for (LaunchSpec &l : original.launches)
+      natives += l.kind == StepKind::Launch && findNativeBinary(l);
+    if (natives == 0)
+      return SpecError{"spec", fmt::format("{}: no launch has a native binary: give launches a "
+                                           "\"native\" field, or put <kernel>.cubin and its "
+                                           "<kernel>.json beside the kernel's .ttir",
+                                           spec.file)};
+    interpretEverything(spec);
+    return std::nullopt;
+  };
+  auto native = [](Spec &spec) -> std::optional<SpecError> {
+    runNatively(spec);
+    return std::nullopt;
+  };
+
+  // 1. The interpreter, from the spec's initial data: its summary, --out and --report are the
+  //    ones the user sees.
+  std::vector<RunOptions::FinalBuffer> reference, result;
+  RunOptions first = options;
+  first.finalBuffers = &reference;
+  int interpretedCode = Run(first, out, err, interpreted).execute(specPath);
+  if (interpretedCode == kExitBadInput)
+    return kExitBadInput;
+  for (const LaunchSpec &l : original.launches)
+    if (l.kind == StepKind::Launch)
+      fmt::print(out, "check: {} ({}) {}\n", l.path, l.kernel,
+                 l.native.empty() ? std::string("has no native binary: interpreted in both runs")
+                                  : fmt::format("runs natively from {} on cuda:0", l.native));
+
+  // 2. The native kernels, from fresh copies of the same initial data on the device. It runs
+  //    even when the interpreter faulted: how the GPU takes the same input is worth seeing (an
+  //    out-of-bounds access is a CUDA error there, reported on stderr).
+  RunOptions second = options;
+  second.quiet = true;
+  second.reportPath.clear();
+  if (!options.outDir.empty())
+    second.outDir = (std::filesystem::path(options.outDir) / "native").string();
+  second.finalBuffers = &result;
+  int nativeCode = Run(second, out, err, native).execute(specPath);
+  if (nativeCode == kExitBadInput)
+    return kExitBadInput;
+  if (interpretedCode != kExitOk || nativeCode != kExitOk) {
+    const char *failed = nativeCode == kExitOk        ? "the interpreted run"
+                         : interpretedCode == kExitOk ? "the native run"
+                                                      : "both runs";
+    printError(err,
+               fmt::format("check --native: {} failed, so there is nothing to compare", failed));
+    return kExitFault;
+  }
+
+  // 3. Every buffer, each element under the dtype of the innermost buffer declaring it.
+  constexpr size_t kListed = 10;
+  size_t width = 0;
+  for (const RunOptions::FinalBuffer &b : reference)
+    width = std::max(width, b.name.size());
+  size_t differing = 0;
+  fmt::print(out, "check: the interpreter vs the native run:\n");
+  for (size_t i = 0; i < reference.size() && i < result.size(); ++i) {
+    const RunOptions::FinalBuffer &a = reference[i], &b = result[i];
+    std::string type = fmt::format("{}[{}]", name(a.dtype), fmt::join(a.shape, "x"));
+    if (a.donated || b.donated) {
+      fmt::print(out, "  {:<{}}  {:<14} donated: not compared\n", a.name, width, type);
+      continue;
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> aliases;
+    for (const BufferSpec &child : original.buffers)
+      if (child.aliasOf == i)
+        aliases.push_back({child.byteOffset, child.byteOffset + child.byteSize});
+    BufferComparison c = compareBuffers(a.dtype, a.shape, a.bytes.data(), b.bytes.data(), tolerance,
+                                        kListed, aliases);
+    std::string ulps = isFloat(a.dtype) && (c.inexact || c.differing)
+                           ? fmt::format("; largest difference {} ulp", c.maxUlp)
+                           : "";
+    if (c.differing == 0) {
+      std::string verdict = "identical";
+      if (c.elements == 0 && !aliases.empty())
+        verdict = "compared through its aliases";
+      else if (c.inexact)
+        verdict = fmt::format("match: {} of {} elements differ within the tolerance ({}{})",
+                              c.inexact, c.elements, tolerance.describe(a.dtype), ulps);
+      fmt::print(out, "  {:<{}}  {:<14} {}\n", a.name, width, type, verdict);
+      continue;
+    }
+    ++differing;
+    fmt::print(out,
+               "  {:<{}}  {:<14} DIFFER: {} of {} elements differ beyond the tolerance "
+               "({}{}); interpreter vs native:\n",
+               a.name, width, type, c.differing, c.elements, tolerance.describe(a.dtype), ulps);
+    printDifferences(out, c, "    ");
+    if (c.differing > int64_t(c.first.size()))
+      fmt::print(out, "    ... {} more\n", c.differing - int64_t(c.first.size()));
+  }
+  if (differing == 0) {
+    fmt::print(out, "check: the interpreter and the native run agree\n");
+    return kExitOk;
+  }
+  printError(err, fmt::format("check --native found {} buffer{} where the interpreter and the "
+                              "native run differ",
+                              differing, differing == 1 ? "" : "s"));
   return kExitFault;
 }
 

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Compare.h"
+
 #include "ttinterp/interp/Interpreter.h"
 #include "ttinterp/memory/Session.h"
 
@@ -61,6 +63,14 @@ int runSpec(const std::string &specPath, const RunOptions &options, std::ostream
 /// kExitFault when a hazard or an order-dependent result is found.
 int checkSpec(const std::string &specPath, const RunOptions &options, std::ostream &out,
               std::ostream &err);
+
+/// `ttinterp check --native`: runs the spec in the interpreter (every buffer on the host) and
+/// again with every launch that has a native binary (its "native" field, else <kernel>.cubin
+/// beside its .ttir) run on the GPU (every buffer on the device), each from fresh copies of the
+/// initial data, and compares every buffer under `tolerance`. Returns kExitFault when a buffer
+/// differs or either run fails, kExitBadInput without a driver or without any native binary.
+int checkNativeSpec(const std::string &specPath, const RunOptions &options,
+                    const Tolerance &tolerance, std::ostream &out, std::ostream &err);
 
 /// Prints `message` as "ttinterp: error: ..." followed by "note: ..." lines. Front-end
 /// diagnostics ("FILE:L:C: error: M" then "FILE:L:C: note: N" lines) are reworded so the

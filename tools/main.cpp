@@ -1,10 +1,11 @@
-//===- main.cpp - The ttinterp command line: run, hash, info ---------------===//
+//===- main.cpp - The ttinterp command line: run, check, hash, info --------===//
 #include "Driver.h"
 #include "Kernels.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -60,6 +61,7 @@ argument mismatch, unsupported op).
 )";
 
 constexpr const char *kCheckUsage = R"(usage: ttinterp check SPEC.json [options]
+       ttinterp check SPEC.json --native [--ulp N] [--rtol X] [--atol X] [options]
 
 Runs SPEC.json with hazard tracking (every cross-program read-after-write,
 write-after-read and write-after-write on the same bytes is reported, with both program
@@ -67,13 +69,25 @@ ids, the arguments, the buffer, the byte range and both ops' source locations), 
 runs it again in reversed and in shuffled program order from the same initial data and
 lists every buffer whose final contents differ.
 
+With --native, instead runs SPEC.json in the interpreter and again on the GPU, each
+launch from its "native" binary (else <kernel>.cubin beside its .ttir), from separate
+copies of the same initial data, and compares every buffer: integers bitwise, floats
+within a number of ulp (default f64 4, f32 8, f16/bf16 2, fp8 1), listing the first
+differing elements with their indices and both values.
+
 options:
   --out DIR, --report FILE, --max-steps N, --bounds arg|region   as for 'run'
+                     (with --native, --out also writes the native run to DIR/native)
   --seed N           seed of the shuffled order (default fixed)
+  --native           compare the interpreter with the native kernels (needs a GPU)
+  --ulp N            with --native: floats of every dtype match within N ulp
+  --rtol X, --atol X with --native: floats also match when
+                     |a - b| <= atol + rtol * max(|a|, |b|) (default 0)
   -h, --help         show this help
 
-exit status: 0 no hazard and no difference, 1 a hazard, an order-dependent result or a
-kernel fault, 2 bad input.
+exit status: 0 no hazard and no difference, 1 a hazard, an order-dependent result, a
+difference from the native run or a kernel fault (a CUDA error included), 2 bad input
+(also: no NVIDIA driver or device for --native).
 )";
 
 constexpr const char *kHashUsage = R"(usage: ttinterp hash KERNEL.ttir [--function NAME]
@@ -191,6 +205,16 @@ uint64_t number(const std::string &option, const std::string &text, uint64_t max
   return v;
 }
 
+/// A tolerance: a finite decimal number >= 0.
+double tolerance(const std::string &option, const std::string &text) {
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v < 0)
+    throw UsageError{
+        fmt::format("option '{}' expects a finite number >= 0, got '{}'", option, text)};
+  return v;
+}
+
 /// Options shared by run and check.
 RunOptions runOptions(Arguments &args) {
   RunOptions options;
@@ -226,9 +250,25 @@ int commandRun(Arguments &args) {
 }
 
 int commandCheck(Arguments &args) {
-  args.parse({"--out", "--report", "--max-steps", "--bounds", "--seed"});
+  args.parse(
+      {"--out", "--report", "--max-steps", "--bounds", "--seed", "--ulp", "--rtol", "--atol"},
+      {"--native"});
   std::string spec = args.single("SPEC.json operand");
-  return checkSpec(spec, runOptions(args), std::cout, std::cerr);
+  RunOptions options = runOptions(args);
+  if (!args.flag("--native")) {
+    for (const char *option : {"--ulp", "--rtol", "--atol"})
+      if (args.option(option))
+        throw UsageError{fmt::format("option '{}' needs --native", option)};
+    return checkSpec(spec, options, std::cout, std::cerr);
+  }
+  Tolerance t;
+  if (auto u = args.option("--ulp"))
+    t.ulp = number("--ulp", *u, UINT64_MAX);
+  if (auto r = args.option("--rtol"))
+    t.rtol = tolerance("--rtol", *r);
+  if (auto a = args.option("--atol"))
+    t.atol = tolerance("--atol", *a);
+  return checkNativeSpec(spec, options, t, std::cout, std::cerr);
 }
 
 int commandHash(Arguments &args) {

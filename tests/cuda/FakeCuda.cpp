@@ -5,12 +5,17 @@
 // default exports everything ttinterp looks for; with TTFAKE_OLD_DRIVER it lacks the optional
 // cuLaunchKernelEx and cuFuncGetParamInfo, like a pre-11.8 driver.
 //
+// Launches are only recorded, unless TTFAKE_RUN_KERNELS is set (FakeCuda.h): then the one kernel
+// the fake knows, examples/vector_add's add_kernel, runs on the fake device memory, so the CLI's
+// check --native has native results to set against the interpreter's.
+//
 //===----------------------------------------------------------------------===//
 #include "FakeCuda.h"
 
 #include <cuda.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -43,6 +48,8 @@ struct State {
   int modules = 0;
   int maxDynamicShared = -1;
   TtFakeLaunch last = {};
+  /// What the next cuCtxSynchronize reports for an executed kernel's bad access.
+  int pendingFault = CUDA_SUCCESS;
 };
 
 State &state() {
@@ -121,6 +128,45 @@ CUresult record(const unsigned grid[3], const unsigned block[3], unsigned shared
   return CUresult(s.launchResult);
 }
 
+// With TTFAKE_RUN_KERNELS set, runs add_kernel(x, y, out, n): out[i] = x[i] + y[i] in f32 for
+// i < n, as if the grid covered n; then TTFAKE_PERTURB="E:K" adds K to the bits of out[E] (a K-ulp
+// error for a finite value, away from zero when K > 0), the stand-in for a GPU that rounds
+// differently. Accesses outside every allocation store nothing and make the next
+// cuCtxSynchronize report CUDA_ERROR_ILLEGAL_ADDRESS, as a GPU faults. Other kernels do nothing.
+void execute(CUfunction fn, void **params) {
+  if (!std::getenv("TTFAKE_RUN_KERNELS") ||
+      reinterpret_cast<const FakeFunction *>(fn)->name != "add_kernel")
+    return;
+  CUdeviceptr x, y, out;
+  int32_t n;
+  std::memcpy(&x, params[0], sizeof x);
+  std::memcpy(&y, params[1], sizeof y);
+  std::memcpy(&out, params[2], sizeof out);
+  std::memcpy(&n, params[3], sizeof n);
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  size_t bytes = size_t(std::max(n, 0)) * sizeof(float);
+  for (CUdeviceptr p : {x, y, out})
+    if (findAllocation(s, p, bytes) == s.allocations.end()) {
+      s.pendingFault = CUDA_ERROR_ILLEGAL_ADDRESS;
+      return;
+    }
+  const float *a = reinterpret_cast<const float *>(x), *b = reinterpret_cast<const float *>(y);
+  float *c = reinterpret_cast<float *>(out);
+  for (int32_t i = 0; i < n; ++i)
+    c[i] = a[i] + b[i];
+  if (const char *perturb = std::getenv("TTFAKE_PERTURB")) {
+    char *colon = nullptr;
+    long element = std::strtol(perturb, &colon, 10);
+    if (*colon == ':' && element >= 0 && element < n) {
+      uint32_t bits;
+      std::memcpy(&bits, &c[element], 4);
+      bits += uint32_t(std::strtol(colon + 1, nullptr, 10));
+      std::memcpy(&c[element], &bits, 4);
+    }
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -141,6 +187,7 @@ void ttfake_reset(void) {
   s.paramSizes.clear();
   s.maxDynamicShared = -1;
   s.last = TtFakeLaunch{};
+  s.pendingFault = CUDA_SUCCESS;
 }
 void ttfake_set_init_result(int r) { state().initResult = r; }
 void ttfake_set_device_count(int n) { state().deviceCount = n; }
@@ -215,7 +262,13 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice) {
 
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext) { return CUDA_SUCCESS; }
 
-CUresult CUDAAPI cuCtxSynchronize(void) { return CUresult(state().syncResult); }
+CUresult CUDAAPI cuCtxSynchronize(void) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  int fault = s.pendingFault;
+  s.pendingFault = CUDA_SUCCESS;
+  return CUresult(fault != CUDA_SUCCESS ? fault : s.syncResult);
+}
 
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
   State &s = state();
@@ -357,19 +410,24 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute attribute, 
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuLaunchKernel(CUfunction, unsigned int gx, unsigned int gy, unsigned int gz,
+CUresult CUDAAPI cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz,
                                 unsigned int bx, unsigned int by, unsigned int bz,
                                 unsigned int shared, CUstream, void **params, void **) {
   unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-  return record(grid, block, shared, params, false);
+  CUresult r = record(grid, block, shared, params, false);
+  if (r == CUDA_SUCCESS)
+    execute(fn, params);
+  return r;
 }
 
 #ifndef TTFAKE_OLD_DRIVER
-CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction, void **params,
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction fn, void **params,
                                   void **) {
   unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
   unsigned block[3] = {config->blockDimX, config->blockDimY, config->blockDimZ};
   CUresult r = record(grid, block, config->sharedMemBytes, params, true);
+  if (r == CUDA_SUCCESS)
+    execute(fn, params);
   std::lock_guard<std::mutex> lock(state().mutex);
   TtFakeLaunch &l = state().last;
   for (unsigned i = 0; i < config->numAttrs; ++i) {

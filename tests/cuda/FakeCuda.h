@@ -5,6 +5,12 @@
 // load it through a Driver pointed at its path and steer it with these functions (looked up with
 // dlsym on the same library), so every path of the loader and of NativeKernel runs without a GPU.
 //
+// Two environment variables, read at each launch, reach the fake inside a ttinterp child process:
+// TTFAKE_RUN_KERNELS (any value) makes a launch of add_kernel (examples/vector_add: x, y, out, n)
+// store out[i] = x[i] + y[i] for i < n, or, when those ranges leave the allocations, store nothing
+// and fail the next cuCtxSynchronize with CUDA_ERROR_ILLEGAL_ADDRESS; TTFAKE_PERTURB="E:K" then
+// adds K to the bit pattern of out[E] (K ulp for a finite value).
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 

@@ -2,7 +2,8 @@
 //
 // Every case here needs a CUDA device; without one each prints the skip marker and ctest
 // reports it as skipped. The expected values are examples/*/expected/*.npy, computed with numpy
-// by scripts/gen_fixtures.py, never by ttinterp.
+// by scripts/gen_fixtures.py, never by ttinterp; the `check --native` cases instead run this
+// build's ttinterp binary, which sets its interpreter against the same cubins.
 //
 // The out-of-bounds case leaves the CUDA context unusable for the rest of the process, so it is
 // the last case of this file, and the files after this one (by name) never touch a real device.
@@ -18,9 +19,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <numeric>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace ttinterp;
 using namespace ttinterp::cuda;
@@ -216,6 +222,99 @@ TEST_CASE("gpu: softmax natively") { runExample("softmax", {1e-5, 1e-7}); }
 TEST_CASE("gpu: vector_add natively") { runExample("vector_add", {}); }
 TEST_CASE("gpu: vector_add from its PTX through the JIT") {
   runExample("vector_add", {}, "spec.json", "expected", ".ptx");
+}
+
+namespace {
+
+/// What one run of the ttinterp command line did.
+struct Cli {
+  int status = -1; ///< -1 when it did not exit normally.
+  std::string out, err;
+};
+
+/// Runs the ttinterp binary of this build tree (the check --native cases compare its
+/// interpreter with the GPU) with `args`, each single-quoted for the shell.
+Cli runTtinterp(const std::vector<std::string> &args) {
+  std::string binary = std::string(TTINTERP_BINARY_DIR) + "/tools/ttinterp";
+  REQUIRE_MESSAGE(fileExists(binary), "these cases run " << binary << ", which is not there");
+  auto quote = [](const std::string &s) {
+    std::string q = "'";
+    for (char c : s)
+      q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string stem = "/tmp/ttinterp-gpu-cli-" + std::to_string(::getpid());
+  std::string command = quote(binary);
+  for (const std::string &a : args)
+    command += " " + quote(a);
+  command += " >" + quote(stem + ".out") + " 2>" + quote(stem + ".err");
+  int raw = std::system(command.c_str());
+  Cli r;
+  r.status = raw != -1 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = readText(stem + ".out");
+  r.err = readText(stem + ".err");
+  std::remove((stem + ".out").c_str());
+  std::remove((stem + ".err").c_str());
+  return r;
+}
+
+/// `ttinterp check SPEC --native` on an example: the interpreter against the example's cubin, from
+/// the same initial data. The tolerances are twice examples/README.md's (each side is within
+/// those of numpy, so within twice of each other); the exact kernels use the default ulp bounds.
+void checkNativeExample(const std::string &example, std::vector<std::string> tolerance = {},
+                        const char *specFile = "spec.json") {
+  if (!gpuOrSkip())
+    return;
+  std::vector<std::string> args = {"check", examplePath(example + "/" + specFile), "--native"};
+  args.insert(args.end(), tolerance.begin(), tolerance.end());
+  Cli r = runTtinterp(args);
+  MESSAGE(r.out);
+  CHECK_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("check: the interpreter and the native run agree\n") != std::string::npos);
+}
+
+} // namespace
+
+TEST_CASE("gpu: check --native alias_5791") { checkNativeExample("alias_5791"); }
+TEST_CASE("gpu: check --native inplace_add") { checkNativeExample("inplace_add"); }
+TEST_CASE("gpu: check --native inplace_add with x passed twice") {
+  checkNativeExample("inplace_add", {}, "spec_aliased.json");
+}
+TEST_CASE("gpu: check --native layernorm") {
+  checkNativeExample("layernorm", {"--rtol", "2e-5", "--atol", "2e-5"});
+}
+TEST_CASE("gpu: check --native matmul") { checkNativeExample("matmul", {"--atol", "2e-4"}); }
+TEST_CASE("gpu: check --native matmul_tf32") {
+  checkNativeExample("matmul_tf32", {"--atol", "0.2"});
+}
+TEST_CASE("gpu: check --native softmax") {
+  checkNativeExample("softmax", {"--rtol", "2e-5", "--atol", "2e-7"});
+}
+TEST_CASE("gpu: check --native vector_add") { checkNativeExample("vector_add"); }
+
+TEST_CASE("gpu: check --native on an out-of-bounds kernel reports a CUDA error, not a hang") {
+  if (!gpuOrSkip())
+    return;
+  // vector_add with n = 2^30 over 1024-element buffers, as the last case below but through the
+  // CLI (a process of its own, so this one's context stays usable): the interpreter faults at
+  // element 1024, the GPU with an illegal address.
+  std::string spec = "/tmp/ttinterp-gpu-oob-" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream out(spec);
+    out << R"({"buffers": {"x": {"dtype": "f32", "shape": [1024]},
+                           "y": {"dtype": "f32", "shape": [1024]},
+                           "out": {"dtype": "f32", "shape": [1024]}},
+               "launches": [{"kernel": ")"
+        << examplePath("vector_add/vector_add.ttir")
+        << R"(", "grid": [1048576], "args": ["x", "y", "out", {"i32": 1073741824}]}]})";
+  }
+  Cli r = runTtinterp({"check", spec, "--native"});
+  std::remove(spec.c_str());
+  MESSAGE(r.err);
+  CHECK(r.status == 1);
+  CHECK(r.err.find("ttinterp: error: out_of_bounds in add_kernel") != std::string::npos);
+  CHECK(r.err.find("cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos);
+  CHECK(r.err.find("check --native: both runs failed") != std::string::npos);
 }
 
 // Keep last (see the file comment).

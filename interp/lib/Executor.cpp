@@ -207,10 +207,13 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
     return std::nullopt;
   }
 
-  // Parallel: workers claim programs in increasing order. On a fault, programs
-  // after it are skipped but earlier ones still finish, so the fault reported
-  // is the one a serial run would report first.
+  // Parallel: workers claim runs of consecutive programs in increasing order
+  // (consecutive programs touch consecutive memory: one stream per worker for
+  // the prefetcher, not every other page). On a fault, programs after it are
+  // skipped but earlier ones still finish, so the fault reported is the one a
+  // serial run would report first.
   memory.setConcurrent(true);
+  const int64_t chunk = std::max<int64_t>(1, total / (int64_t(threads) * 64));
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> firstFault{total};
   std::mutex faultMutex;
@@ -220,17 +223,22 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
     pool.async([&] {
       FrameStorage storage(p, memory, arguments, options, &printer);
       for (;;) {
-        int64_t linear = next.fetch_add(1);
-        if (linear >= total || linear > firstFault.load())
-          return;
-        storage.runProgram(linear);
-        if (storage.frame.fault) {
-          std::lock_guard<std::mutex> lock(faultMutex);
-          if (linear < firstFault.load()) {
-            firstFault.store(linear);
-            fault = storage.frame.fault;
+        int64_t first = next.fetch_add(chunk);
+        for (int64_t linear = first; linear < std::min(first + chunk, total); ++linear) {
+          if (linear > firstFault.load())
+            return;
+          storage.runProgram(linear);
+          if (storage.frame.fault) {
+            std::lock_guard<std::mutex> lock(faultMutex);
+            if (linear < firstFault.load()) {
+              firstFault.store(linear);
+              fault = storage.frame.fault;
+            }
+            return;
           }
         }
+        if (first >= total)
+          return;
       }
     });
   }

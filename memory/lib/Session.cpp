@@ -43,7 +43,11 @@ void ByteBitmap::set(size_t offset, size_t count) {
 
 void ByteBitmap::setConcurrent(size_t offset, size_t count) {
   forEachWordMask(offset, count, [&](size_t w, uint64_t mask) {
-    if ((words_[w].load(std::memory_order_relaxed) & mask) != mask)
+    // A whole word is a plain store: whatever another thread sets in it is a
+    // subset of all ones. Only a partial word needs the atomic OR.
+    if (mask == ~uint64_t(0))
+      words_[w].store(mask, std::memory_order_relaxed);
+    else if ((words_[w].load(std::memory_order_relaxed) & mask) != mask)
       words_[w].fetch_or(mask, std::memory_order_relaxed);
   });
 }

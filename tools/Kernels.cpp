@@ -4,6 +4,11 @@
 #include "ttinterp/frontend/Frontend.h"
 #include "ttinterp/interp/Caches.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <filesystem>
 #include <map>
 
@@ -76,7 +81,29 @@ std::optional<std::string> describeKernels(const std::string &path, std::string 
   mlir::OwningOpRef<mlir::ModuleOp> module = frontend::loadTTIRFile(*context, path, error);
   if (!module)
     return std::nullopt;
-  return frontend::formatSignatures(frontend::signatures(*module));
+  std::string text = frontend::formatSignatures(frontend::signatures(*module));
+  // What each public function does through its pointers, as the memory model
+  // will use it (proven when the function is lowered).
+  std::string access;
+  module->walk([&](mlir::FunctionOpInterface fn) {
+    if (!fn.isPublic() || fn.isExternal())
+      return;
+    std::string lowerError;
+    std::unique_ptr<interp::Kernel> kernel = interp::Kernel::lower(fn, lowerError);
+    if (!kernel) {
+      access += fmt::format("  {}: cannot be interpreted: {}\n", fn.getName().str(), lowerError);
+      return;
+    }
+    std::vector<std::string> parts;
+    for (const interp::Parameter &p : kernel->parameters())
+      if (p.isPointer)
+        parts.push_back(fmt::format("{} {}", p.name, accessName(p.access)));
+    access += fmt::format("  {}: {}\n", fn.getName().str(),
+                          parts.empty() ? "no pointer arguments" : fmt::format("{}", fmt::join(parts, ", ")));
+  });
+  if (!access.empty())
+    text += "memory access (proven from the TTIR):\n" + access;
+  return text;
 }
 
 } // namespace ttinterp::driver

@@ -76,6 +76,8 @@ TEST_CASE("hash and info on an example exit 0") {
   CHECK_CONTAINS(info.out, "x_ptr");
   CHECK_CONTAINS(info.out, "!tt.ptr<f32>");
   CHECK_CONTAINS(info.out, "i32");
+  // vector_add loads x and y and stores out.
+  CHECK_CONTAINS(info.out, "add_kernel: x_ptr read, y_ptr read, out_ptr write");
 
   checkBadInput(runCli("hash " + quote(kVectorAdd) + " --function nope"),
                 "no function named 'nope'");

@@ -27,6 +27,7 @@
 #include <random>
 #include <sys/resource.h>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace ttinterp;
@@ -130,8 +131,21 @@ struct Case {
   std::string name;
   std::string what;
   std::function<void(unsigned threads, bool hazards)> interpreted;
-  std::function<void()> native;
+  /// The plain C++ computation of rows [part * n / parts, (part + 1) * n / parts);
+  /// (0, 1) is the whole single-threaded reference.
+  std::function<void(int64_t part, int64_t parts)> native;
 };
+
+/// The plain computation split over `threads` std::threads: how much this
+/// machine gives two threads at all (the control for the interpreter's speedup).
+void nativeOnThreads(const Case &c, unsigned threads) {
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < threads; ++t)
+    workers.emplace_back([&c, t, threads] { c.native(t, threads); });
+  c.native(0, threads);
+  for (std::thread &w : workers)
+    w.join();
+}
 
 long peakResidentKiB() {
   struct rusage usage;
@@ -224,8 +238,8 @@ int main(int argc, char **argv) {
                    [&](unsigned t, bool h) {
                      launch(*add.kernel, {&x, &y, &out}, {i32(n)}, {n / 1024, 1, 1}, t, h);
                    },
-                   [&] {
-                     for (int64_t i = 0; i < n; ++i)
+                   [&](int64_t part, int64_t parts) {
+                     for (int64_t i = part * n / parts; i < (part + 1) * n / parts; ++i)
                        out[i] = x[i] + y[i];
                    }});
 
@@ -238,8 +252,8 @@ int main(int argc, char **argv) {
                      launch(*softmax.kernel, {&sout, &sin}, {i32(cols), i32(cols), i32(cols)},
                             {rows, 1, 1}, t, h);
                    },
-                   [&] {
-                     for (int64_t r = 0; r < rows; ++r) {
+                   [&](int64_t part, int64_t parts) {
+                     for (int64_t r = part * rows / parts; r < (part + 1) * rows / parts; ++r) {
                        const float *in = &sin[r * cols];
                        float *o = &sout[r * cols];
                        float m = -INFINITY;
@@ -257,10 +271,12 @@ int main(int argc, char **argv) {
   const int64_t m = 512;
   std::vector<float> a = randomVector(m * m, 4), b = randomVector(m * m, 5), c(m * m);
   Kernel mmIeee = load("matmul_ieee"), mmTf32 = load("matmul_tf32");
-  auto gemm = [&] {
+  auto gemm = [&](int64_t part, int64_t parts) {
+    // Row blocks of C = A B: each part multiplies its rows of A by all of B.
     using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    Eigen::Map<const M> A(a.data(), m, m), B(b.data(), m, m);
-    Eigen::Map<M> C(c.data(), m, m);
+    int64_t lo = part * m / parts, hi = (part + 1) * m / parts;
+    Eigen::Map<const M> A(a.data() + lo * m, hi - lo, m), B(b.data(), m, m);
+    Eigen::Map<M> C(c.data() + lo * m, hi - lo, m);
     C.noalias() = A * B;
   };
   std::vector<interp::ArgumentValue> mmArgs{i32(m), i32(m), i32(m), i32(m), i32(m), i32(m)};
@@ -284,8 +300,8 @@ int main(int argc, char **argv) {
                      launch(*layernorm.kernel, {&lx, &ly, &w, &bias, &mean, &rstd},
                             {i32(cols), i32(cols), f32(1e-5)}, {rows, 1, 1}, t, h);
                    },
-                   [&] {
-                     for (int64_t r = 0; r < rows; ++r) {
+                   [&](int64_t part, int64_t parts) {
+                     for (int64_t r = part * rows / parts; r < (part + 1) * rows / parts; ++r) {
                        const float *in = &lx[r * cols];
                        float *o = &ly[r * cols];
                        float s = 0;
@@ -302,17 +318,18 @@ int main(int argc, char **argv) {
                      }
                    }});
 
-  fmt::print("{:<12} {:<14} {:>11} {:>11} {:>9} {:>11} {:>9}{}\n", "kernel", "size", "native ms",
-             "interp ms", "ratio", fmt::format("interp {}t", threads), "speedup",
-             hazards ? "  hazards ms  cost" : "");
+  fmt::print("{:<12} {:<14} {:>11} {:>11} {:>9} {:>11} {:>9} {:>11}{}\n", "kernel", "size",
+             "native ms", "interp ms", "ratio", fmt::format("interp {}t", threads), "speedup",
+             fmt::format("native {}t", threads), hazards ? "  hazards ms  cost" : "");
   for (const Case &cs : cases) {
     if (!only.empty() && cs.name != only)
       continue;
-    std::vector<double> native, one, many, tracked;
-    cs.native(); // warm up caches and pages
+    std::vector<double> native, nativeMany, one, many, tracked;
+    cs.native(0, 1); // warm up caches and pages
     cs.interpreted(1, false);
     for (int r = 0; r < repeats; ++r) {
-      native.push_back(seconds(cs.native));
+      native.push_back(seconds([&] { cs.native(0, 1); }));
+      nativeMany.push_back(seconds([&] { nativeOnThreads(cs, threads); }));
       one.push_back(seconds([&] { cs.interpreted(1, false); }));
       many.push_back(seconds([&] { cs.interpreted(threads, false); }));
       if (hazards)
@@ -322,10 +339,13 @@ int main(int argc, char **argv) {
     std::string extra =
         hazards ? fmt::format(" {:>11.2f} {:>5.2f}x", median(tracked) * 1e3, median(tracked) / t1)
                 : "";
-    fmt::print("{:<12} {:<14} {:>11.2f} {:>11.2f} {:>9.3f} {:>11.2f} {:>8.2f}x{}\n", cs.name,
-               cs.what, tn * 1e3, t1 * 1e3, tn / t1, tt * 1e3, t1 / tt, extra);
+    fmt::print("{:<12} {:<14} {:>11.2f} {:>11.2f} {:>9.3f} {:>11.2f} {:>8.2f}x {:>10.2f}x{}\n",
+               cs.name, cs.what, tn * 1e3, t1 * 1e3, tn / t1, tt * 1e3, t1 / tt,
+               tn / median(nativeMany), extra);
   }
-  fmt::print("ratio = native time / interpreted time (1 thread); speedup = 1 thread / {} threads\n",
+  fmt::print("ratio = native time / interpreted time (1 thread); speedup = 1 thread / {0} threads;\n"
+             "native {0}t = the plain C++ split over {0} threads, the speedup this machine gives "
+             "at all\n",
              threads);
   return 0;
 }

@@ -56,9 +56,11 @@ bool checkRanks(mlir::Operation *op, Lowerer &L, size_t a, size_t b, size_t r) {
 //===----------------------------------------------------------------------===//
 
 inline float truncateToTF32(float x) {
-  if (std::isnan(x) || std::isinf(x))
-    return x;
-  return bitsFloat(floatBits(x) & 0xFFFFE000u);
+  // Branch-free (NaN and infinity, exponent all ones, keep every bit), so
+  // splitting a block vectorises.
+  uint32_t u = floatBits(x);
+  uint32_t keep = (u & 0x7F800000u) == 0x7F800000u ? 0xFFFFFFFFu : 0xFFFFE000u;
+  return bitsFloat(u & keep);
 }
 inline float roundToTF32(float x) {
   if (std::isnan(x) || std::isinf(x))
@@ -97,15 +99,30 @@ struct Term {
 /// once in f32.
 struct Emulation {
   int parts;
-  void (*split)(float x, float *parts);
+  /// Writes part j of x[i] to parts[j * n + i].
+  void (*splitAll)(const float *x, int64_t n, float *parts);
   std::vector<Term> crossTerms;
 };
 
+constexpr int kMaxParts = 3;
+
+/// One loop per split function (a template argument, so it inlines).
+template <void (*Split)(float, float *), int Parts>
+void splitAll(const float *x, int64_t n, float *parts) {
+  float p[kMaxParts];
+  for (int64_t i = 0; i < n; ++i) {
+    Split(x[i], p);
+    for (int j = 0; j < Parts; ++j)
+      parts[j * n + i] = p[j];
+  }
+}
+
 const Emulation *emulationOf(int precision) {
-  static const Emulation tf32{1, &splitTF32, {}};
-  static const Emulation tf32x3{2, &splitTF32x3, {{1, 0}, {0, 1}}};
-  static const Emulation bf16x3{2, &splitBF16<2>, {{1, 0}, {0, 1}}};
-  static const Emulation bf16x6{3, &splitBF16<3>, {{1, 1}, {2, 0}, {0, 2}, {1, 0}, {0, 1}}};
+  static const Emulation tf32{1, &splitAll<&splitTF32, 1>, {}};
+  static const Emulation tf32x3{2, &splitAll<&splitTF32x3, 2>, {{1, 0}, {0, 1}}};
+  static const Emulation bf16x3{2, &splitAll<&splitBF16<2>, 2>, {{1, 0}, {0, 1}}};
+  static const Emulation bf16x6{3, &splitAll<&splitBF16<3>, 3>,
+                                {{1, 1}, {2, 0}, {0, 2}, {1, 0}, {0, 1}}};
   switch (precision) {
   case TF32:
     return &tf32;
@@ -117,18 +134,6 @@ const Emulation *emulationOf(int precision) {
     return &bf16x6;
   default:
     return nullptr;
-  }
-}
-
-constexpr int kMaxParts = 3;
-
-/// Writes part j of x[i] to parts[j * n + i].
-void splitOperand(const Emulation &e, const float *x, int64_t n, float *parts) {
-  float p[kMaxParts];
-  for (int64_t i = 0; i < n; ++i) {
-    e.split(x[i], p);
-    for (int j = 0; j < e.parts; ++j)
-      parts[j * n + i] = p[j];
   }
 }
 
@@ -154,8 +159,8 @@ template <DType Out> void floatDotKernel(Frame &f, const Instr &in) {
     const Emulation *e = d.emulation;
     if (e) {
       float *pa = f.at<float>(d.scratchA), *pb = f.at<float>(d.scratchB);
-      splitOperand(*e, A, sa, pa);
-      splitOperand(*e, B, sb, pb);
+      e->splitAll(A, sa, pa);
+      e->splitAll(B, sb, pb);
       A = pa;
       B = pb;
     }

@@ -110,7 +110,12 @@ private:
       return false;
     bool changed = false;
     llvm::BitVector in(unknown_ + 1);
-    if (mlir::isa<mlir::triton::IntToPtrOp>(op)) {
+    if (mlir::isa<mlir::triton::IntToPtrOp>(op) ||
+        (mlir::isa<mlir::triton::BitcastOp>(op) && isPointerLike(op->getResult(0).getType()) &&
+         !isPointerLike(op->getOperand(0).getType()))) {
+      // An integer made into a pointer (tt.int_to_ptr, or tt.bitcast from i64)
+      // has no provenance: it may land in any region of the launch. A bitcast
+      // between pointer types keeps its pointer's provenance (ArithOps).
       in.set(unknown_);
     } else if (auto call = mlir::dyn_cast<mlir::triton::CallOp>(op)) {
       auto callee = mlir::dyn_cast_or_null<mlir::FunctionOpInterface>(

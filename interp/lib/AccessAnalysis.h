@@ -3,8 +3,8 @@
 // Proves, before any launch, what a kernel may do through each pointer
 // parameter: the memory model then skips copying in regions that are only
 // written and shadowing regions that are only read. Sound by construction:
-// anything it cannot trace (a pointer loaded from memory, tt.int_to_ptr)
-// makes every parameter read-write.
+// anything it cannot trace (a pointer loaded from memory, tt.int_to_ptr, a
+// tt.bitcast from an integer) makes every parameter read-write.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

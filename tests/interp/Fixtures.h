@@ -148,7 +148,8 @@ inline SpecRun runSpec(const std::string &dir, const std::string &specName, unsi
     Session session;
     LaunchMemory memory;
     std::string error;
-    REQUIRE_MESSAGE(session.prepare(pointers, memory, error), error);
+    REQUIRE_MESSAGE(session.prepare(withKernelAccess(*k.kernel, pointers, args), memory, error),
+                    error);
     interp::LaunchOptions options;
     options.grid = grid;
     options.threads = threads;

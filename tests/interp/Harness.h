@@ -55,6 +55,29 @@ inline PointerArgument pointer(const std::string &name, View view) {
   return a;
 }
 
+/// `ptrs` with each argument's access taken from the kernel: a pointer argument
+/// bound to pointer parameters gets the OR of their proven accesses (so tests
+/// run with read-in-place and written-only shadows, as the CLI does); one no
+/// parameter refers to keeps the access it has.
+inline std::vector<PointerArgument>
+withKernelAccess(const interp::Kernel &kernel, std::vector<PointerArgument> ptrs,
+                 const std::vector<interp::ArgumentValue> &args) {
+  const std::vector<interp::Parameter> &params = kernel.parameters();
+  std::vector<Access> access(ptrs.size(), Access::None);
+  std::vector<bool> referenced(ptrs.size(), false);
+  for (size_t i = 0; i < params.size() && i < args.size(); ++i) {
+    uint32_t p = args[i].pointerIndex;
+    if (!params[i].isPointer || p >= ptrs.size())
+      continue;
+    access[p] = access[p] | params[i].access;
+    referenced[p] = true;
+  }
+  for (size_t p = 0; p < ptrs.size(); ++p)
+    if (referenced[p])
+      ptrs[p].access = access[p];
+  return ptrs;
+}
+
 /// Runs one launch in a fresh session and steps it (writes back) unless it faulted.
 struct LaunchResult {
   std::optional<interp::Fault> fault;
@@ -69,7 +92,7 @@ inline LaunchResult launch(const interp::Kernel &kernel, const std::vector<Point
   LaunchResult r;
   Session session;
   LaunchMemory memory;
-  if (!session.prepare(ptrs, memory, r.error))
+  if (!session.prepare(withKernelAccess(kernel, ptrs, args), memory, r.error))
     return r;
   interp::LaunchOptions options;
   options.grid = grid;

@@ -126,3 +126,483 @@ TEST_CASE("translation checks bounds against the argument a pointer came from") 
   REQUIRE(relaxed.prepare({arg("a", buf, 0, 8), arg("b", buf, 8, 8)}, r, error));
   CHECK(r.translate(tagged::advance(r.argumentPointer(0), 8 * 4), 4) == nullptr); // other region
 }
+
+//===----------------------------------------------------------------------===//
+// Shadow states: what each access needs copied in and shadowed
+//===----------------------------------------------------------------------===//
+
+namespace {
+PointerArgument with(PointerArgument a, Access access) {
+  a.access = access;
+  return a;
+}
+const uint8_t *hostAddress(std::vector<int32_t> &buffer, int64_t element) {
+  return reinterpret_cast<const uint8_t *>(buffer.data() + element);
+}
+uint64_t pointerTo(const LaunchMemory &m, size_t argument, int64_t element) {
+  return tagged::advance(m.argumentPointer(argument), element * 4);
+}
+std::vector<int32_t> iota(size_t n) {
+  std::vector<int32_t> v(n);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+} // namespace
+
+TEST_CASE("a host argument that is only read is read in place: no copy, no shadow, no stores") {
+  std::vector<int32_t> buf = iota(8);
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Read)}, m, error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->state() == ShadowState::ReadThrough);
+  CHECK_FALSE(session.regions()[0]->writable());
+  CHECK(session.stats().bytesIn == 0);
+  // The kernel's pointer translates to the caller's own bytes.
+  uint64_t p = pointerTo(m, 0, 3);
+  CHECK(m.translate(p, 4) == hostAddress(buf, 3));
+  CHECK(m.translate(tagged::address(p), 4) == hostAddress(buf, 3)); // without provenance too
+  CHECK(load(m, 0, 3) == 3);
+  buf[3] = 42; // read in place: the launch sees the caller's bytes as they are now
+  CHECK(load(m, 0, 3) == 42);
+  // Nothing may be stored into it, with or without provenance.
+  CHECK(m.translateWritable(p, 4) == nullptr);
+  CHECK(m.translateWritable(tagged::address(p), 4) == nullptr);
+  CHECK(m.translateForWrite(p, 4) == nullptr);
+  CHECK(m.translateForAtomic(p, 4) == nullptr);
+  // In bounds but refused: the message blames the access analysis, not the kernel.
+  std::string why = m.describeFault(p, 4);
+  CHECK(why.find("read-only") != std::string::npos);
+  CHECK(why.find("internal error") != std::string::npos);
+  // Out of bounds is still reported as such.
+  CHECK(m.describeFault(pointerTo(m, 0, 8), 4).find("element 8 of argument 'a'") !=
+        std::string::npos);
+  CHECK(session.pendingBytes(HostMemory::instance(), m.arguments()[0].view.extent()) == 0);
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesIn == 0);
+  CHECK(session.stats().bytesOut == 0);
+  CHECK(buf == std::vector<int32_t>{0, 1, 2, 42, 4, 5, 6, 7});
+}
+
+TEST_CASE("an argument that is only written gets a shadow that is not copied in") {
+  std::vector<int32_t> buf = iota(8);
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Write)}, m, error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->state() == ShadowState::WrittenOnly);
+  CHECK(session.stats().bytesIn == 0);
+  // A shadow, not the caller's bytes.
+  CHECK(m.translate(pointerTo(m, 0, 2), 4) != hostAddress(buf, 2));
+  REQUIRE(m.translateWritable(pointerTo(m, 0, 2), 4) != nullptr);
+  store(m, 0, 2, 100);
+  store(m, 0, 5, -1);
+  CHECK(load(m, 0, 2) == 100);
+  CHECK(buf[2] == 2); // not before write-back
+  CHECK(session.pendingBytes(HostMemory::instance(), m.arguments()[0].view.extent()) == 8);
+  REQUIRE(session.step(error));
+  // Two ints go back; the six bytes-never-copied-in ints keep the caller's values.
+  CHECK(session.stats().bytesIn == 0);
+  CHECK(session.stats().bytesOut == 8);
+  CHECK(buf == std::vector<int32_t>{0, 1, 100, 3, 4, -1, 6, 7});
+}
+
+TEST_CASE("a later launch that reads a written-only region copies in only its clean bytes") {
+  std::vector<int32_t> buf = iota(8);
+  Session session;
+  std::string error;
+  LaunchMemory first;
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Write)}, first, error));
+  store(first, 0, 2, 100);
+  store(first, 0, 3, 101);
+  CHECK(session.stats().bytesIn == 0);
+  LaunchMemory second;
+  REQUIRE(session.prepare({with(arg("b", buf, 0, 8), Access::Read)}, second, error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->state() == ShadowState::Full);
+  // 32 bytes, 8 of them dirty: 24 copied in.
+  CHECK(session.stats().bytesIn == 24);
+  // The earlier stores and the caller's other bytes, side by side.
+  for (int i = 0; i < 8; ++i)
+    CHECK(load(second, 0, i) == (i == 2 ? 100 : i == 3 ? 101 : i));
+  CHECK(buf[2] == 2);
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesIn == 24);
+  CHECK(session.stats().bytesOut == 8);
+  CHECK(buf == std::vector<int32_t>{0, 1, 100, 101, 4, 5, 6, 7});
+}
+
+TEST_CASE("a launch reading past a written-only region merges with it and copies in the rest") {
+  std::vector<int32_t> buf = iota(8);
+  Session session;
+  std::string error;
+  LaunchMemory first;
+  // buf[0..4): 16 bytes, written only.
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 4), Access::Write)}, first, error));
+  store(first, 0, 3, 50);
+  LaunchMemory second;
+  // buf[2..8) reads across the live region's end: one region buf[0..8).
+  REQUIRE(session.prepare({with(arg("b", buf, 2, 6), Access::Read)}, second, error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->range.size() == 32);
+  CHECK(session.regions()[0]->state() == ShadowState::Full);
+  // The live part: 16 - 4 dirty = 12 bytes; the new part buf[4..8): 16 bytes.
+  CHECK(session.stats().bytesIn == 28);
+  // b[i] is buf[2 + i]; b[1] is buf[3], the pending store.
+  for (int i = 0; i < 6; ++i)
+    CHECK(load(second, 0, i) == (i == 1 ? 50 : 2 + i));
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesOut == 4);
+  CHECK(buf == std::vector<int32_t>{0, 1, 2, 50, 4, 5, 6, 7});
+}
+
+TEST_CASE("a read-in-place region that a later launch reads and writes is copied in fully") {
+  std::vector<int32_t> buf = iota(8);
+  Session session;
+  std::string error;
+  LaunchMemory first;
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Read)}, first, error));
+  CHECK(session.regions()[0]->state() == ShadowState::ReadThrough);
+  LaunchMemory second;
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::ReadWrite)}, second, error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->state() == ShadowState::Full);
+  CHECK(session.regions()[0]->writable());
+  CHECK(session.stats().bytesIn == 32);
+  CHECK(second.translate(pointerTo(second, 0, 0), 4) != hostAddress(buf, 0));
+  store(second, 0, 0, 9);
+  CHECK(load(second, 0, 0) == 9);
+  CHECK(load(second, 0, 7) == 7);
+  CHECK(buf[0] == 0);
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesOut == 4);
+  CHECK(buf == std::vector<int32_t>{9, 1, 2, 3, 4, 5, 6, 7});
+}
+
+TEST_CASE("a read-in-place region that a later launch only writes gets a shadow without copy-in") {
+  std::vector<int32_t> buf = iota(8);
+  Session session;
+  std::string error;
+  LaunchMemory first;
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Read)}, first, error));
+  LaunchMemory second;
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Write)}, second, error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->state() == ShadowState::WrittenOnly);
+  CHECK(session.stats().bytesIn == 0);
+  REQUIRE(second.translateWritable(pointerTo(second, 0, 6), 4) != nullptr);
+  store(second, 0, 6, 60);
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesIn == 0);
+  CHECK(session.stats().bytesOut == 4);
+  CHECK(buf == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 60, 7});
+}
+
+TEST_CASE("overlapping read and written arguments share one full shadow") {
+  std::vector<int32_t> buf = iota(16);
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  // r = buf[0..8) read, w = buf[4..12) written: one region of 12 ints. Were r read in
+  // place, it would miss the store through w; were it a copy of its own, the stale
+  // copy must never go back.
+  REQUIRE(session.prepare(
+      {with(arg("r", buf, 0, 8), Access::Read), with(arg("w", buf, 4, 8), Access::Write)}, m,
+      error));
+  REQUIRE(session.regions().size() == 1);
+  REQUIRE(m.regions().size() == 1);
+  CHECK(m.regions()[0].arguments == std::vector<uint32_t>{0, 1});
+  CHECK(session.regions()[0]->state() == ShadowState::Full);
+  CHECK(session.stats().bytesIn == 48);
+  // r reads the shadow, not the caller's bytes.
+  CHECK(m.translate(pointerTo(m, 0, 4), 4) != hostAddress(buf, 4));
+  store(m, 1, 0, 100); // w[0] is r[4]
+  CHECK(load(m, 0, 4) == 100);
+  CHECK(buf[4] == 4);
+  buf[6] = 66; // changed behind the shadow: r's copy of it is now stale
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesOut == 4);
+  CHECK(buf[4] == 100);
+  CHECK(buf[6] == 66);
+  for (int i = 0; i < 16; ++i)
+    if (i != 4 && i != 6)
+      CHECK(buf[i] == i);
+}
+
+TEST_CASE("identical read and written views: a store through one is seen through the other") {
+  std::vector<int32_t> buf = iota(4);
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  REQUIRE(session.prepare(
+      {with(arg("w", buf, 0, 4), Access::Write), with(arg("r", buf, 0, 4), Access::Read)}, m,
+      error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->state() == ShadowState::Full);
+  CHECK(session.stats().bytesIn == 16);
+  store(m, 0, 2, -5);
+  CHECK(load(m, 1, 2) == -5);
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesOut == 4);
+  CHECK(buf == std::vector<int32_t>{0, 1, -5, 3});
+}
+
+TEST_CASE("a written argument overlapping a live read-in-place region merges into one shadow") {
+  SUBCASE("written only: nothing is copied in, not even the old region") {
+    std::vector<int32_t> buf = iota(16);
+    Session session;
+    std::string error;
+    LaunchMemory first, second;
+    REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Read)}, first, error));
+    REQUIRE(session.prepare({with(arg("b", buf, 4, 8), Access::Write)}, second, error));
+    REQUIRE(session.regions().size() == 1);
+    CHECK(session.regions()[0]->range.size() == 48); // buf[0..12)
+    CHECK(session.regions()[0]->state() == ShadowState::WrittenOnly);
+    CHECK(session.stats().bytesIn == 0);
+    store(second, 0, 0, 400); // b[0] is buf[4]
+    REQUIRE(session.step(error));
+    CHECK(session.stats().bytesOut == 4);
+    for (int i = 0; i < 16; ++i)
+      CHECK(buf[i] == (i == 4 ? 400 : i));
+  }
+  SUBCASE("read and written: the whole merged region is copied in") {
+    std::vector<int32_t> buf = iota(16);
+    Session session;
+    std::string error;
+    LaunchMemory first, second;
+    REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Read)}, first, error));
+    REQUIRE(session.prepare({with(arg("b", buf, 4, 8), Access::ReadWrite)}, second, error));
+    REQUIRE(session.regions().size() == 1);
+    CHECK(session.regions()[0]->state() == ShadowState::Full);
+    // Nothing came from the read-in-place region: all 48 bytes from the caller.
+    CHECK(session.stats().bytesIn == 48);
+    for (int i = 0; i < 8; ++i)
+      CHECK(load(second, 0, i) == 4 + i);
+    store(second, 0, 7, -7); // buf[11]
+    REQUIRE(session.step(error));
+    CHECK(session.stats().bytesOut == 4);
+    for (int i = 0; i < 16; ++i)
+      CHECK(buf[i] == (i == 11 ? -7 : i));
+  }
+  SUBCASE("only read again: the merged region is still read in place") {
+    std::vector<int32_t> buf = iota(16);
+    Session session;
+    std::string error;
+    LaunchMemory first, second;
+    REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Read)}, first, error));
+    REQUIRE(session.prepare({with(arg("b", buf, 4, 8), Access::Read)}, second, error));
+    REQUIRE(session.regions().size() == 1);
+    CHECK(session.regions()[0]->range.size() == 48);
+    CHECK(session.regions()[0]->state() == ShadowState::ReadThrough);
+    CHECK(second.translate(pointerTo(second, 0, 1), 4) == hostAddress(buf, 5));
+    CHECK(session.stats().bytesIn == 0);
+  }
+}
+
+TEST_CASE("a read argument bridging a read-in-place region and a dirty shadow copies in the rest") {
+  std::vector<int32_t> buf = iota(16);
+  Session session;
+  std::string error;
+  LaunchMemory first, second;
+  // Region A = buf[0..4) read in place; region B = buf[8..12) read and written (16 B in).
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 4), Access::Read), arg("b", buf, 8, 4)}, first,
+                          error));
+  REQUIRE(session.regions().size() == 2);
+  CHECK(session.stats().bytesIn == 16);
+  store(first, 1, 0, 80); // buf[8], pending
+  // c = buf[2..10) joins both: region buf[0..12). B's shadow is kept; A (16 B) and the gap
+  // buf[4..8) (16 B) are copied in.
+  REQUIRE(session.prepare({with(arg("c", buf, 2, 8), Access::Read)}, second, error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->range.size() == 48);
+  CHECK(session.regions()[0]->state() == ShadowState::Full);
+  CHECK(session.stats().bytesIn == 48);
+  for (int i = 0; i < 8; ++i)
+    CHECK(load(second, 0, i) == (i == 6 ? 80 : 2 + i)); // c[6] is buf[8]
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesOut == 4);
+  for (int i = 0; i < 16; ++i)
+    CHECK(buf[i] == (i == 8 ? 80 : i));
+}
+
+TEST_CASE("default access is read-write: the region is copied in whole, as before") {
+  CHECK(PointerArgument().access == Access::ReadWrite);
+  std::vector<int32_t> buf = iota(8);
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  REQUIRE(session.prepare({arg("a", buf, 0, 8)}, m, error));
+  CHECK(session.regions()[0]->state() == ShadowState::Full);
+  CHECK(session.stats().bytesIn == 32);
+  CHECK(m.translate(pointerTo(m, 0, 0), 4) != hostAddress(buf, 0));
+  store(m, 0, 1, 11);
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesOut == 4);
+  CHECK(buf == std::vector<int32_t>{0, 11, 2, 3, 4, 5, 6, 7});
+}
+
+namespace {
+/// Caller memory the process cannot address: bytes at fake addresses, counted.
+class CountingMemory final : public CallerMemory {
+public:
+  CountingMemory(uint64_t base, size_t size) : base_(base), bytes_(size) {
+    for (size_t i = 0; i < size; ++i)
+      bytes_[i] = uint8_t(i);
+  }
+  std::string name() const override { return "fake"; }
+  bool read(uint64_t address, void *dst, size_t size, std::string &error) override {
+    if (address < base_ || address + size > base_ + bytes_.size()) {
+      error = "fake read out of range";
+      return false;
+    }
+    ++reads;
+    bytesRead += size;
+    std::memcpy(dst, bytes_.data() + (address - base_), size);
+    return true;
+  }
+  bool write(uint64_t address, const void *src, size_t size, std::string &error) override {
+    if (address < base_ || address + size > base_ + bytes_.size()) {
+      error = "fake write out of range";
+      return false;
+    }
+    ++writes;
+    bytesWritten += size;
+    std::memcpy(bytes_.data() + (address - base_), src, size);
+    return true;
+  }
+  uint8_t at(size_t offset) const { return bytes_[offset]; }
+  int reads = 0, writes = 0;
+  size_t bytesRead = 0, bytesWritten = 0;
+
+private:
+  uint64_t base_;
+  std::vector<uint8_t> bytes_;
+};
+
+PointerArgument fakeArg(CountingMemory &memory, uint64_t address, int64_t count, Access access) {
+  PointerArgument a;
+  a.name = "d";
+  a.buffer = "d";
+  a.view = View{address, DType::I32, {count}, {1}};
+  a.memory = &memory;
+  a.access = access;
+  return a;
+}
+} // namespace
+
+TEST_CASE("memory the host cannot address is never read in place: a read argument is copied in") {
+  constexpr uint64_t base = 0x100000;
+  CountingMemory fake(base, 64);
+  CHECK_FALSE(fake.hostAddressable());
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  // d = 8 ints at base + 8: bytes [8, 40) of the fake memory.
+  REQUIRE(session.prepare({fakeArg(fake, base + 8, 8, Access::Read)}, m, error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->state() == ShadowState::Full);
+  CHECK(fake.reads == 1);
+  CHECK(fake.bytesRead == 32);
+  CHECK(session.stats().bytesIn == 32);
+  const uint8_t *h = m.translate(pointerTo(m, 0, 1), 4);
+  REQUIRE(h != nullptr);
+  CHECK(reinterpret_cast<uint64_t>(h) != base + 12); // a host shadow, not the fake address
+  // Element 1 is fake bytes 12..15, which hold 12, 13, 14, 15.
+  CHECK(h[0] == 12);
+  CHECK(h[3] == 15);
+  REQUIRE(session.step(error));
+  CHECK(fake.writes == 0);
+  CHECK(session.stats().bytesOut == 0);
+}
+
+TEST_CASE("memory the host cannot address: a written-only argument is not read at all") {
+  constexpr uint64_t base = 0x100000;
+  CountingMemory fake(base, 64);
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  REQUIRE(session.prepare({fakeArg(fake, base, 4, Access::Write)}, m, error));
+  CHECK(session.regions()[0]->state() == ShadowState::WrittenOnly);
+  CHECK(fake.reads == 0);
+  CHECK(session.stats().bytesIn == 0);
+  store(m, 0, 2, 0x01020304); // fake bytes 8..11, little-endian
+  REQUIRE(session.step(error));
+  CHECK(fake.writes == 1);
+  CHECK(fake.bytesWritten == 4);
+  CHECK(session.stats().bytesOut == 4);
+  CHECK(fake.at(7) == 7);
+  CHECK(fake.at(8) == 0x04);
+  CHECK(fake.at(11) == 0x01);
+  CHECK(fake.at(12) == 12);
+}
+
+namespace {
+/// What a 16 MiB region goes through, on `threads` copy threads: a written-only
+/// launch stores a pattern whose runs cross the two-thread chunk boundary (byte
+/// 8 MiB, element 2097152), then a launch reads everything back, then a step.
+struct LargeRun {
+  std::vector<int32_t> buf, seen;
+  TransferStats afterWrite, afterRead, afterStep;
+};
+constexpr int64_t kLargeCount = int64_t(4) << 20; // 4 Mi ints = 16 MiB
+std::vector<int64_t> largeDirtyElements() {
+  std::vector<int64_t> e{0, 2097150, 2097151, 2097152, 2097153, kLargeCount - 1};
+  for (int64_t i = 1000; i < 1100; ++i)
+    e.push_back(i);
+  return e; // 106 elements, 424 bytes
+}
+LargeRun runLarge(unsigned threads) {
+  LargeRun r;
+  r.buf.resize(size_t(kLargeCount));
+  for (int64_t i = 0; i < kLargeCount; ++i)
+    r.buf[size_t(i)] = int32_t(i * 3 + 1);
+  Session::Options options;
+  options.copyThreads = threads;
+  Session session(options);
+  std::string error;
+  LaunchMemory w;
+  REQUIRE(session.prepare({with(arg("a", r.buf, 0, kLargeCount), Access::Write)}, w, error));
+  for (int64_t e : largeDirtyElements())
+    store(w, 0, e, -int32_t(e) - 5);
+  r.afterWrite = session.stats();
+  LaunchMemory rd;
+  REQUIRE(session.prepare({with(arg("a", r.buf, 0, kLargeCount), Access::Read)}, rd, error));
+  r.afterRead = session.stats();
+  r.seen.resize(size_t(kLargeCount));
+  std::memcpy(r.seen.data(), rd.translate(rd.argumentPointer(0), uint32_t(kLargeCount * 4)),
+              size_t(kLargeCount) * 4);
+  REQUIRE(session.step(error));
+  r.afterStep = session.stats();
+  return r;
+}
+} // namespace
+
+TEST_CASE("copy-in and write-back of a 16 MiB region on two threads equal the one-thread results") {
+  LargeRun one = runLarge(1), two = runLarge(2);
+  std::vector<int64_t> dirty = largeDirtyElements();
+  REQUIRE(dirty.size() == 106);
+  for (const LargeRun *r : {&one, &two}) {
+    CHECK(r->afterWrite.bytesIn == 0);
+    // 16 MiB less the 424 dirty bytes.
+    CHECK(r->afterRead.bytesIn == 16777216 - 424);
+    CHECK(r->afterStep.bytesOut == 424);
+    // What the reading launch saw and what the caller holds after the step: the
+    // stores where they were made, the caller's values everywhere else.
+    std::vector<int32_t> want(static_cast<size_t>(kLargeCount));
+    for (int64_t i = 0; i < kLargeCount; ++i)
+      want[size_t(i)] = int32_t(i * 3 + 1);
+    for (int64_t e : dirty)
+      want[size_t(e)] = -int32_t(e) - 5;
+    CHECK(r->seen == want);
+    CHECK(r->buf == want);
+  }
+  // Spelled out across the chunk boundary.
+  CHECK(two.buf[2097149] == 2097149 * 3 + 1);
+  CHECK(two.buf[2097151] == -2097156);
+  CHECK(two.buf[2097152] == -2097157);
+  CHECK(two.buf[2097154] == 2097154 * 3 + 1);
+  CHECK(one.afterRead.bytesIn == two.afterRead.bytesIn);
+  CHECK(one.afterStep.bytesOut == two.afterStep.bytesOut);
+}

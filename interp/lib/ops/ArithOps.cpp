@@ -445,6 +445,13 @@ template <DType From, DType To> void bitcastKernel(Frame &f, const Instr &in) {
   }
 }
 
+/// A pointer bitcast to another pointee type is the same address with the
+/// same provenance (it stays bounded by, and tracked as, its argument).
+void pointerBitcastKernel(Frame &f, const Instr &in) {
+  std::memcpy(f.at<uint64_t>(in.results[0]), f.at<uint64_t>(in.operands[0]),
+              size_t(in.n) * sizeof(uint64_t));
+}
+
 bool lowerIndexCast(mlir::Operation *op, Lowerer &L) {
   // index is i64 here: index_cast is a sign extension or truncation.
   DType from = L.slot(L.use(op->getOperand(0))).dtype;
@@ -465,6 +472,10 @@ bool lowerBitcast(mlir::Operation *op, Lowerer &L) {
   DType from = L.slot(a).dtype, to = L.slot(r).dtype;
   if (byteSize(from) != byteSize(to) || L.slot(a).numel != L.slot(r).numel)
     return L.error(op, "bitcast needs types of one bit width");
+  if (from == DType::Ptr && to == DType::Ptr) {
+    L.emit(op, &pointerBitcastKernel, {a}, {r});
+    return true;
+  }
   ExecFn fn = visitAny(from, [&](auto f) -> ExecFn {
     return visitAny(to, [](auto t) -> ExecFn {
       if constexpr (byteSize(decltype(f)::value) == byteSize(decltype(t)::value))

@@ -396,7 +396,6 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
       arg.view.dtype = b.dtype;
       arg.view.shape = a.shape;
       arg.view.strides = a.strides;
-      arg.access = params[p].access;
       values[p].pointerIndex = uint32_t(pointers.size());
       pointers.push_back(std::move(arg));
       pointerParam.push_back(p);
@@ -418,6 +417,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
       return fault(index, l, k, f, session);
     }
 
+  k.kernel->applyAccess(values, pointers);
   uint64_t inBefore = session.stats().bytesIn;
   LaunchMemory memory;
   std::string error;

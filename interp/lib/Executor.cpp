@@ -99,6 +99,23 @@ Kernel::Kernel(std::unique_ptr<Program> program) : program_(std::move(program)) 
 Kernel::~Kernel() = default;
 const std::string &Kernel::name() const { return program_->name; }
 const std::vector<Parameter> &Kernel::parameters() const { return program_->parameters; }
+
+void Kernel::applyAccess(const std::vector<ArgumentValue> &arguments,
+                         std::vector<PointerArgument> &pointers) const {
+  const std::vector<Parameter> &params = program_->parameters;
+  std::vector<Access> access(pointers.size(), Access::None);
+  std::vector<bool> referenced(pointers.size(), false);
+  for (size_t i = 0; i < params.size() && i < arguments.size(); ++i) {
+    uint32_t p = arguments[i].pointerIndex;
+    if (!params[i].isPointer || p >= pointers.size())
+      continue;
+    access[p] = access[p] | params[i].access;
+    referenced[p] = true;
+  }
+  for (size_t p = 0; p < pointers.size(); ++p)
+    if (referenced[p])
+      pointers[p].access = access[p];
+}
 const std::string &Kernel::siteOp(uint32_t site) const { return program_->sites.at(site).op; }
 const std::string &Kernel::siteLocation(uint32_t site) const {
   return program_->sites.at(site).location;

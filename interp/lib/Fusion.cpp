@@ -75,12 +75,14 @@ bool matchBound(mlir::Value mask, const Offsets &offsets, ContiguousAccess &a) {
   return true;
 }
 
+/// Where the mask sits: tt.load(ptr, mask, other), tt.store(ptr, value, mask).
+unsigned maskOperandOf(mlir::Operation *access) { return is(access, "tt.load") ? 1 : 2; }
+
 /// Operand positions of a fused access that its fused form no longer reads.
 bool unneededOperand(mlir::Operation *user, unsigned operand, const ContiguousAccess &a) {
   if (operand == 0)
     return true; // the pointers
-  unsigned maskOperand = is(user, "tt.load") ? 1 : 2;
-  return operand == maskOperand && a.bound;
+  return operand == maskOperandOf(user) && a.bound;
 }
 
 } // namespace
@@ -103,9 +105,9 @@ void FusionPlan::analyze(mlir::Operation *function) {
       return;
     a.start = offsets->start;
     a.rangeStart = offsets->rangeStart;
-    unsigned maskOperand = load ? 1 : 2;
-    if (op->getNumOperands() > maskOperand)
-      matchBound(op->getOperand(maskOperand), *offsets, a);
+    unsigned maskOperand = maskOperandOf(op);
+    if (op->getNumOperands() > maskOperand && !matchBound(op->getOperand(maskOperand), *offsets, a))
+      a.mask = op->getOperand(maskOperand);
     accesses_[op] = a;
     chainOps.push_back(addptr);
     for (mlir::Value v : addptr->getOperands())

@@ -30,6 +30,7 @@ struct ContiguousAccess {
   int64_t rangeStart = 0;   ///< The make_range's start.
   mlir::Value bound;        ///< Scalar i32 n of `offsets < n`; null: the mask, if any, is a slot.
   bool unsignedBound = false;
+  mlir::Value mask;         ///< The op's mask when `bound` does not express it (null: none).
 };
 
 class FusionPlan {

@@ -62,19 +62,7 @@ inline PointerArgument pointer(const std::string &name, View view) {
 inline std::vector<PointerArgument>
 withKernelAccess(const interp::Kernel &kernel, std::vector<PointerArgument> ptrs,
                  const std::vector<interp::ArgumentValue> &args) {
-  const std::vector<interp::Parameter> &params = kernel.parameters();
-  std::vector<Access> access(ptrs.size(), Access::None);
-  std::vector<bool> referenced(ptrs.size(), false);
-  for (size_t i = 0; i < params.size() && i < args.size(); ++i) {
-    uint32_t p = args[i].pointerIndex;
-    if (!params[i].isPointer || p >= ptrs.size())
-      continue;
-    access[p] = access[p] | params[i].access;
-    referenced[p] = true;
-  }
-  for (size_t p = 0; p < ptrs.size(); ++p)
-    if (referenced[p])
-      ptrs[p].access = access[p];
+  kernel.applyAccess(args, ptrs);
   return ptrs;
 }
 

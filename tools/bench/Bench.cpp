@@ -90,13 +90,13 @@ void launch(const interp::Kernel &kernel, std::vector<std::vector<float> *> buff
   std::vector<PointerArgument> pointers;
   std::vector<interp::ArgumentValue> args;
   for (size_t i = 0; i < buffers.size(); ++i) {
-    pointers.push_back({fmt::format("arg{}", i), fmt::format("buf{}", i), viewOf(*buffers[i]),
-                        &HostMemory::instance(), kernel.parameters()[i].access});
+    pointers.push_back({fmt::format("arg{}", i), fmt::format("buf{}", i), viewOf(*buffers[i])});
     interp::ArgumentValue v;
     v.pointerIndex = uint32_t(i);
     args.push_back(v);
   }
   args.insert(args.end(), scalars.begin(), scalars.end());
+  kernel.applyAccess(args, pointers);
   LaunchMemory memory;
   std::string error;
   if (!session.prepare(pointers, memory, error)) {

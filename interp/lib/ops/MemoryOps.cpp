@@ -245,8 +245,8 @@ template <DType D> void fusedStoreKernel(Frame &f, const Instr &in) {
   if (activePrefix<size>(f, in, o, n, lane0, active)) {
     if (!active)
       return;
-    if (mem.translateWritable(lane0, uint32_t(active * size))) {
-      uint8_t *h = mem.translateForWrite(lane0, uint32_t(active * size));
+    // One run: translateForWrite refuses (and records nothing) or writes it all.
+    if (uint8_t *h = mem.translateForWrite(lane0, uint32_t(active * size))) {
       if constexpr (sameLayout<D>())
         std::memcpy(h, v, size_t(active) * size);
       else
@@ -275,11 +275,10 @@ bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, L
   };
   if (a.start)
     o.start = add(a.start);
-  unsigned maskOperand = load ? 1 : 2;
   if (a.bound)
     o.bound = add(a.bound);
-  else if (op->getNumOperands() > maskOperand)
-    o.mask = add(op->getOperand(maskOperand));
+  else if (a.mask)
+    o.mask = add(a.mask);
   if (!load)
     o.value = add(op->getOperand(1));
   else if (op->getNumOperands() > 2)

@@ -35,8 +35,8 @@ struct Parameter {
   DType dtype = DType::I32; ///< Scalar type, or the pointee type for pointers.
   /// Pointers: what the kernel may do through it, proven when it is lowered
   /// (ReadWrite whenever a pointer's provenance cannot be traced). Give it to
-  /// PointerArgument::access so that only-read regions are not shadowed and
-  /// only-written ones are not copied in.
+  /// PointerArgument::access (Kernel::applyAccess) so that only-read regions
+  /// are not shadowed and only-written ones are not copied in.
   Access access = Access::None;
 };
 
@@ -85,6 +85,13 @@ public:
 
   const std::string &name() const;
   const std::vector<Parameter> &parameters() const;
+
+  /// Gives each pointer argument the access its parameters proved (the OR when
+  /// several parameters share it), so that regions only read are read in place
+  /// and regions only written are not copied in. Arguments no parameter refers
+  /// to keep the access they have.
+  void applyAccess(const std::vector<ArgumentValue> &arguments,
+                   std::vector<PointerArgument> &pointers) const;
 
   /// Runs every program instance of the grid. Returns the first fault, if any;
   /// stores went to `memory`'s shadows either way (the caller decides what goes back).

@@ -58,38 +58,54 @@ std::optional<Offsets> matchOffsets(mlir::Value v) {
   return std::nullopt;
 }
 
-/// cmpi slt/ult (integer predicates 2 and 6) of `offsets` against a splat.
-bool matchBound(mlir::Value mask, const Offsets &offsets, ContiguousAccess &a) {
-  mlir::Operation *def = mask.getDefiningOp();
-  if (!is(def, "arith.cmpi"))
-    return false;
-  auto predicate = def->getAttrOfType<mlir::IntegerAttr>("predicate");
+/// cmpi slt/ult (integer predicates 2 and 6) of offsets against a splat.
+std::optional<RangeCompare> matchRangeCompare(mlir::Operation *cmp) {
+  if (!is(cmp, "arith.cmpi"))
+    return std::nullopt;
+  auto predicate = cmp->getAttrOfType<mlir::IntegerAttr>("predicate");
   if (!predicate || (predicate.getInt() != 2 && predicate.getInt() != 6))
+    return std::nullopt;
+  std::optional<Offsets> lhs = matchOffsets(cmp->getOperand(0));
+  mlir::Value bound = splatSource(cmp->getOperand(1));
+  if (!lhs || !bound)
+    return std::nullopt;
+  return RangeCompare{lhs->start, lhs->rangeStart, bound, predicate.getInt() == 6};
+}
+
+/// Whether `mask` bounds exactly `offsets`; if so, records the bound in `a`.
+bool matchBound(mlir::Value mask, const Offsets &offsets, ContiguousAccess &a) {
+  std::optional<RangeCompare> c = matchRangeCompare(mask.getDefiningOp());
+  if (!c || !(Offsets{c->start, c->rangeStart} == offsets))
     return false;
-  std::optional<Offsets> lhs = matchOffsets(def->getOperand(0));
-  mlir::Value bound = splatSource(def->getOperand(1));
-  if (!lhs || !(*lhs == offsets) || !bound)
-    return false;
-  a.bound = bound;
-  a.unsignedBound = predicate.getInt() == 6;
+  a.bound = c->bound;
+  a.unsignedBound = c->unsignedBound;
   return true;
+}
+
+/// Defining ops of `op`'s operands, `depth` levels up (candidates for elision;
+/// scalar-valued ones are never elided).
+void pushOperandDefs(mlir::Operation *op, int depth, llvm::SmallVectorImpl<mlir::Operation *> &out) {
+  for (mlir::Value v : op->getOperands())
+    if (mlir::Operation *def = v.getDefiningOp()) {
+      out.push_back(def);
+      if (depth > 1)
+        pushOperandDefs(def, depth - 1, out);
+    }
 }
 
 /// Where the mask sits: tt.load(ptr, mask, other), tt.store(ptr, value, mask).
 unsigned maskOperandOf(mlir::Operation *access) { return is(access, "tt.load") ? 1 : 2; }
-
-/// Operand positions of a fused access that its fused form no longer reads.
-bool unneededOperand(mlir::Operation *user, unsigned operand, const ContiguousAccess &a) {
-  if (operand == 0)
-    return true; // the pointers
-  return operand == maskOperandOf(user) && a.bound;
-}
 
 } // namespace
 
 void FusionPlan::analyze(mlir::Operation *function) {
   llvm::SmallVector<mlir::Operation *> chainOps;
   function->walk([&](mlir::Operation *op) {
+    if (std::optional<RangeCompare> c = matchRangeCompare(op)) {
+      compares_[op] = *c;
+      pushOperandDefs(op, 2, chainOps);
+      return;
+    }
     bool load = is(op, "tt.load"), store = is(op, "tt.store");
     if (!load && !store)
       return;
@@ -110,39 +126,39 @@ void FusionPlan::analyze(mlir::Operation *function) {
       a.mask = op->getOperand(maskOperand);
     accesses_[op] = a;
     chainOps.push_back(addptr);
-    for (mlir::Value v : addptr->getOperands())
-      if (mlir::Operation *def = v.getDefiningOp())
-        chainOps.push_back(def);
-    if (mlir::Operation *offsetsDef = addptr->getOperand(1).getDefiningOp())
-      for (mlir::Value v : offsetsDef->getOperands())
-        if (mlir::Operation *def = v.getDefiningOp())
-          chainOps.push_back(def);
-    if (a.bound) {
-      mlir::Operation *cmp = op->getOperand(maskOperand).getDefiningOp();
-      chainOps.push_back(cmp);
-      chainOps.push_back(cmp->getOperand(1).getDefiningOp());
-    }
+    pushOperandDefs(addptr, 2, chainOps);
+    if (a.bound)
+      chainOps.push_back(op->getOperand(maskOperand).getDefiningOp()); // a range compare
   });
 
+  // Operand positions that a fused op's fused form no longer reads.
+  auto unneededOperand = [&](mlir::Operation *user, unsigned operand) {
+    if (compares_.count(user))
+      return true; // computed from the scalars
+    auto fused = accesses_.find(user);
+    if (fused == accesses_.end())
+      return false;
+    if (operand == 0)
+      return true; // the pointers
+    return operand == maskOperandOf(user) && fused->second.bound;
+  };
+  // Only tensor-valued ops: fused forms read the scalars (base, start, bound).
+  auto pure = [](mlir::Operation *op) {
+    return (is(op, "tt.splat") || is(op, "tt.make_range") || is(op, "arith.addi") ||
+            is(op, "tt.addptr") || is(op, "arith.cmpi")) &&
+           mlir::isa<mlir::RankedTensorType>(op->getResult(0).getType());
+  };
   // An op of a chain is dropped once nothing left needs its result; dropping
   // one can free the ops it reads, so repeat until nothing changes.
-  auto pure = [](mlir::Operation *op) {
-    return is(op, "tt.splat") || is(op, "tt.make_range") || is(op, "arith.addi") ||
-           is(op, "tt.addptr") || is(op, "arith.cmpi");
-  };
   for (bool changed = true; changed;) {
     changed = false;
     for (mlir::Operation *op : chainOps) {
       if (!pure(op) || elided_.contains(op))
         continue;
       bool unused = true;
-      for (mlir::OpOperand &use : op->getUses()) {
-        mlir::Operation *user = use.getOwner();
-        auto fused = accesses_.find(user);
-        unused &= elided_.contains(user) ||
-                  (fused != accesses_.end() &&
-                   unneededOperand(user, use.getOperandNumber(), fused->second));
-      }
+      for (mlir::OpOperand &use : op->getUses())
+        unused &= elided_.contains(use.getOwner()) ||
+                  unneededOperand(use.getOwner(), use.getOperandNumber());
       if (unused) {
         elided_.insert(op);
         changed = true;

@@ -7,7 +7,8 @@
 // pointers are consecutive. FusionPlan finds these chains before lowering: the
 // load or store becomes one contiguous access computed from the scalars base,
 // start and n, and the splat/addi/addptr/cmpi ops whose only use was that
-// access are never emitted.
+// access are never emitted. A mask that other ops also read (a select, say)
+// is still computed from the scalars, as a range compare.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -24,6 +25,22 @@ namespace ttinterp::interp {
 /// Lane i of a fused tt.load/tt.store addresses element
 /// i32(start + rangeStart + i) of `base`, and is active (when `bound` is set)
 /// iff that offset is below `bound` (signed or unsigned compare).
+/// Lane i of a fused range compare is `i32(start + rangeStart + i) < bound`
+/// (signed or unsigned): `arith.cmpi slt/ult, splat(start) + make_range,
+/// splat(bound)`, the mask of nearly every Triton block access, computed from
+/// the scalars without the offsets tensor.
+struct RangeCompare {
+  mlir::Value start; ///< Scalar i32 added to the range; null when none.
+  int64_t rangeStart = 0;
+  mlir::Value bound; ///< Scalar i32.
+  bool unsignedBound = false;
+};
+
+/// Lane i's offset, exactly as addi(splat(start), make_range) wraps it.
+inline int32_t laneOffset(int32_t start, int64_t rangeStart, int64_t i) {
+  return int32_t(uint32_t(start) + uint32_t(rangeStart + i));
+}
+
 struct ContiguousAccess {
   mlir::Value base;         ///< Scalar !tt.ptr<T>.
   mlir::Value start;        ///< Scalar i32 added to the range; null when none.
@@ -42,11 +59,17 @@ public:
     auto it = accesses_.find(op);
     return it == accesses_.end() ? nullptr : &it->second;
   }
+  /// The fused form of an arith.cmpi, or null.
+  const RangeCompare *rangeCompare(mlir::Operation *op) const {
+    auto it = compares_.find(op);
+    return it == compares_.end() ? nullptr : &it->second;
+  }
   /// Ops whose every result is used only through fused accesses: not emitted.
   bool elided(mlir::Operation *op) const { return elided_.contains(op); }
 
 private:
   llvm::DenseMap<mlir::Operation *, ContiguousAccess> accesses_;
+  llvm::DenseMap<mlir::Operation *, RangeCompare> compares_;
   llvm::DenseSet<mlir::Operation *> elided_;
 };
 

@@ -25,18 +25,35 @@ class Lowerer;
 /// Lowers one op; returns false after recording an error with Lowerer::error.
 using LowerFn = bool (*)(mlir::Operation *op, Lowerer &L);
 
+/// Operand positions (bit k: operand k) where an op's lowering reads the
+/// scalar of a `tt.splat` instead of the splat tensor (see Lowerer::splatOf).
+using ScalarOperands = uint8_t;
+inline constexpr ScalarOperands kBothOperands = 0b11;
+
 class OpTable {
 public:
-  void add(llvm::StringRef opName, LowerFn fn) { fns_[opName] = fn; }
+  void add(llvm::StringRef opName, LowerFn fn, ScalarOperands scalarOperands = 0) {
+    fns_[opName] = {fn, scalarOperands};
+  }
   LowerFn find(llvm::StringRef opName) const {
     auto it = fns_.find(opName);
-    return it == fns_.end() ? nullptr : it->second;
+    return it == fns_.end() ? nullptr : it->second.fn;
+  }
+  /// Whether `use` is an operand whose lowering reads a splat's scalar.
+  bool readsSplatScalar(mlir::OpOperand &use) const {
+    auto it = fns_.find(use.getOwner()->getName().getStringRef());
+    unsigned k = use.getOperandNumber();
+    return it != fns_.end() && k < 8 && (it->second.scalarOperands >> k & 1);
   }
   /// Every op the interpreter can run (built once, on first use).
   static const OpTable &get();
 
 private:
-  llvm::StringMap<LowerFn> fns_;
+  struct Entry {
+    LowerFn fn = nullptr;
+    ScalarOperands scalarOperands = 0;
+  };
+  llvm::StringMap<Entry> fns_;
 };
 
 // One registration function per op family (interp/lib/ops/*.cpp).
@@ -73,9 +90,9 @@ public:
   /// A scratch slot, not tied to any value.
   SlotId scratch(DType dtype, std::vector<int64_t> shape);
   const Slot &slot(SlotId s) const { return program_.slots[s]; }
-  /// A tensor that is only a splat of a scalar, not materialised: consumers that
-  /// can take the scalar (tt.addptr) read `scalar` instead. Any other use needs
-  /// the tensor, so lowerers that record this must check every user first.
+  /// A tensor that is only a splat of a scalar, not materialised: every user
+  /// reads `scalar` instead (tt.splat records this only when OpTable says each
+  /// use is an operand whose lowering asks splatOf first).
   void recordSplat(mlir::Value tensor, SlotId scalar) { splats_[tensor] = scalar; }
   std::optional<SlotId> splatOf(mlir::Value tensor) const {
     auto it = splats_.find(tensor);
@@ -86,6 +103,8 @@ public:
   const ContiguousAccess *contiguousAccess(mlir::Operation *op) const {
     return fusion_.access(op);
   }
+  /// The fused form of an arith.cmpi (see Fusion.h), or null.
+  const RangeCompare *rangeCompare(mlir::Operation *op) const { return fusion_.rangeCompare(op); }
 
   /// The dtype an MLIR type holds (element type for tensors); nullopt if unsupported.
   static std::optional<DType> dtypeOf(mlir::Type t);

@@ -550,3 +550,137 @@ $OFFSETS
     CHECK(out == std::vector<int32_t>{205, 206, 207, 208, 209, 0, 0, 0});
   }
 }
+
+namespace {
+/// Range-compare kernel: out[i] = (i32(start + rangeStart + i) PRED n) for i in 0..8,
+/// the compare spelled so that fusion matches it or not (then it is a plain cmpi of
+/// the offsets tensor).
+///   @k(%out: !tt.ptr<i32>, %start: i32, %n: i32)
+std::string compareTTIR(bool fused, const std::string &predicate, int rangeStart = 0) {
+  return subst(R"(
+module {
+  tt.func public @k(%out: !tt.ptr<i32>, %start: i32, %n: i32) {
+    %r = tt.make_range {end = $END : i32, start = $START : i32} : tensor<8xi32>
+    %s = tt.splat %start : i32 -> tensor<8xi32>
+$OFFSETS
+    %ns = tt.splat %n : i32 -> tensor<8xi32>
+    %m = arith.cmpi $PRED, %offs, %ns : tensor<8xi32>
+    %e = arith.extui %m : tensor<8xi1> to tensor<8xi32>
+    %lanes = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %ob = tt.splat %out : !tt.ptr<i32> -> tensor<8x!tt.ptr<i32>>
+    %op = tt.addptr %ob, %lanes : tensor<8x!tt.ptr<i32>>, tensor<8xi32>
+    tt.store %op, %e : tensor<8x!tt.ptr<i32>>
+    tt.return
+  }
+}
+)",
+               {{"$OFFSETS", offsets(fused)},
+                {"$PRED", predicate},
+                {"$START", std::to_string(rangeStart)},
+                {"$END", std::to_string(rangeStart + 8)}});
+}
+
+/// Both spellings of a range compare give `expected` (0/1 per lane).
+void checkCompare(const std::string &predicate, int32_t start, int32_t n,
+                  const std::vector<int32_t> &expected, int rangeStart = 0) {
+  for (bool fused : {true, false}) {
+    INFO((fused ? "fused" : "lane by lane"), " ", predicate, " start ", start, " n ", n);
+    LoadedKernel k = lowered(compareTTIR(fused, predicate, rangeStart));
+    std::vector<int32_t> out(8, 99);
+    LaunchResult r = launch(*k.kernel, {pointer("out", viewOf(out, DType::I32))},
+                            {ptrArg(0), intArg(start), intArg(n)}, {1, 1, 1});
+    REQUIRE(r.error.empty());
+    REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+    CHECK(out == expected);
+  }
+}
+} // namespace
+
+TEST_CASE("range compare: offsets < n computed from the scalars, signed and unsigned") {
+  // Offsets 3..10 against 8: lanes 0..4 are below.
+  checkCompare("slt", 3, 8, {1, 1, 1, 1, 1, 0, 0, 0});
+  checkCompare("ult", 3, 8, {1, 1, 1, 1, 1, 0, 0, 0});
+  // n at or below the first offset: no lane; n past the last: every lane.
+  checkCompare("slt", 3, 3, {0, 0, 0, 0, 0, 0, 0, 0});
+  checkCompare("slt", 3, -5, {0, 0, 0, 0, 0, 0, 0, 0});
+  checkCompare("slt", 3, 11, {1, 1, 1, 1, 1, 1, 1, 1});
+  // A make_range from 4: offsets start + 4 .. start + 11 = 5..12 against 10.
+  checkCompare("slt", 1, 10, {1, 1, 1, 1, 1, 0, 0, 0}, 4);
+}
+
+TEST_CASE("range compare: negative offsets are huge unsigned, and n = -1 is everything") {
+  // Offsets -3..4. Signed, all below 5; unsigned, -3, -2, -1 are 2^32 - 3 .. 2^32 - 1.
+  checkCompare("slt", -3, 5, {1, 1, 1, 1, 1, 1, 1, 1});
+  checkCompare("ult", -3, 5, {0, 0, 0, 1, 1, 1, 1, 1});
+  // n = -1 is 2^32 - 1 unsigned: every offset but -1 itself is below it.
+  checkCompare("ult", -3, -1, {1, 1, 0, 1, 1, 1, 1, 1});
+  checkCompare("slt", 0, -1, {0, 0, 0, 0, 0, 0, 0, 0});
+}
+
+TEST_CASE("range compare: offsets that wrap past INT32_MAX") {
+  // start = INT32_MAX - 2: offsets 2147483645, ..47, then INT32_MIN .. INT32_MIN + 4.
+  const int32_t start = INT32_MAX - 2;
+  // Signed against 0: only the wrapped (negative) lanes 3..7 are below.
+  checkCompare("slt", start, 0, {0, 0, 0, 1, 1, 1, 1, 1});
+  // Unsigned against 2^31 (spelled INT32_MIN): lanes 0..2 are below, the wrapped ones
+  // are 2^31 .. 2^31 + 4, not below.
+  checkCompare("ult", start, INT32_MIN, {1, 1, 1, 0, 0, 0, 0, 0});
+  // Signed against INT32_MAX: lanes 0, 1 and the wrapped ones.
+  checkCompare("slt", start, INT32_MAX, {1, 1, 0, 1, 1, 1, 1, 1});
+}
+
+TEST_CASE("range compare: the offsets tensor is never built") {
+  // Fused: the cmpi, the extui and the store are the only instructions (4 steps with
+  // the return); the other spelling also runs its addi and muli.
+  for (bool fused : {true, false}) {
+    LoadedKernel k = lowered(compareTTIR(fused, "slt"));
+    std::vector<int32_t> out(8, 99);
+    LaunchResult r = launch(*k.kernel, {pointer("out", viewOf(out, DType::I32))},
+                            {ptrArg(0), intArg(6), intArg(9)}, {1, 1, 1}, 1, /*maxSteps=*/4);
+    REQUIRE(r.error.empty());
+    if (fused) {
+      REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+      CHECK(out == std::vector<int32_t>{1, 1, 1, 0, 0, 0, 0, 0});
+    } else {
+      REQUIRE(r.fault);
+      CHECK(r.fault->kind == "step_limit");
+    }
+  }
+}
+
+TEST_CASE("a masked load whose mask a select also reads (layernorm's variance loop)") {
+  // v = load(x + offs, offs < n, other 0); out = select(offs < n, v - splat(mean), 0).
+  // The load is fused; the compare, also read by the select, runs as a range compare.
+  std::string ttir = R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>, %start: i32, %n: i32, %mean: f32) {
+    %zero = arith.constant dense<0.000000e+00> : tensor<8xf32>
+    %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %s = tt.splat %start : i32 -> tensor<8xi32>
+    %offs = arith.addi %s, %r : tensor<8xi32>
+    %ns = tt.splat %n : i32 -> tensor<8xi32>
+    %m = arith.cmpi slt, %offs, %ns : tensor<8xi32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %offs : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    %v = tt.load %xp, %m, %zero : tensor<8x!tt.ptr<f32>>
+    %ms = tt.splat %mean : f32 -> tensor<8xf32>
+    %d = arith.subf %v, %ms : tensor<8xf32>
+    %sel = arith.select %m, %d, %zero : tensor<8xi1>, tensor<8xf32>
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    tt.store %op, %sel : tensor<8x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)";
+  LoadedKernel k = lowered(ttir);
+  std::vector<float> x{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, out(8, -1);
+  // Offsets 4..11 below 10 for lanes 0..5: x[4..10) - 2.5; lanes 6, 7 select 0 (not
+  // 0 - 2.5).
+  LaunchResult r = launch(*k.kernel,
+                          {pointer("x", viewOf(x, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+                          {ptrArg(0), ptrArg(1), intArg(4), intArg(10), floatArg(2.5)}, {1, 1, 1});
+  REQUIRE(r.error.empty());
+  REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+  CHECK(out == std::vector<float>{2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f, 0.0f, 0.0f});
+}

@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/APFloat.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -198,27 +199,41 @@ struct NegF {
 // Comparisons and select
 //===----------------------------------------------------------------------===//
 
-template <DType D, int P> void cmpIKernel(Frame &f, const Instr &in) {
+/// Integer predicate P (arith::CmpIPredicate) on compute values. Compared in
+/// the type's own width, so the loop vectorises; i1 is signed (true is -1).
+template <DType D, int P> bool compareInts(Repr<D> x, Repr<D> y) {
+  using Signed = std::conditional_t<D == DType::I1, int8_t, std::make_signed_t<Repr<D>>>;
+  using Unsigned = std::make_unsigned_t<Signed>;
+  Signed sx = D == DType::I1 ? Signed(-Signed(x & 1)) : Signed(x);
+  Signed sy = D == DType::I1 ? Signed(-Signed(y & 1)) : Signed(y);
+  Unsigned ux = Unsigned(x), uy = Unsigned(y);
+  switch (P) {
+  case 0: return ux == uy;
+  case 1: return ux != uy;
+  case 2: return sx < sy;
+  case 3: return sx <= sy;
+  case 4: return sx > sy;
+  case 5: return sx >= sy;
+  case 6: return ux < uy;
+  case 7: return ux <= uy;
+  case 8: return ux > uy;
+  case 9: return ux >= uy;
+  }
+  return false;
+}
+
+/// `ScalarRhs`: the right operand is a splat's scalar (`offsets < splat(n)`).
+template <DType D, int P, bool ScalarRhs> void cmpIKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
   uint8_t *r = f.at<uint8_t>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i) {
-    int64_t sa = signedValue<D>(a[i]), sb = signedValue<D>(b[i]);
-    uint64_t ua = unsignedValue<D>(a[i]), ub = unsignedValue<D>(b[i]);
-    bool v = false;
-    switch (P) { // arith::CmpIPredicate values
-    case 0: v = ua == ub; break;
-    case 1: v = ua != ub; break;
-    case 2: v = sa < sb; break;
-    case 3: v = sa <= sb; break;
-    case 4: v = sa > sb; break;
-    case 5: v = sa >= sb; break;
-    case 6: v = ua < ub; break;
-    case 7: v = ua <= ub; break;
-    case 8: v = ua > ub; break;
-    case 9: v = ua >= ub; break;
-    }
-    r[i] = v;
+  if constexpr (ScalarRhs) {
+    const T y = b[0];
+    for (int64_t i = 0; i < in.n; ++i)
+      r[i] = compareInts<D, P>(a[i], y);
+  } else {
+    for (int64_t i = 0; i < in.n; ++i)
+      r[i] = compareInts<D, P>(a[i], b[i]);
   }
 }
 
@@ -260,24 +275,72 @@ ExecFn pickPredicate(int p, std::integer_sequence<int, P...>) {
 }
 
 template <DType D, int P> struct CmpI {
-  static void run(Frame &f, const Instr &in) { cmpIKernel<D, P>(f, in); }
+  static void run(Frame &f, const Instr &in) { cmpIKernel<D, P, false>(f, in); }
+};
+template <DType D, int P> struct CmpIScalarRhs {
+  static void run(Frame &f, const Instr &in) { cmpIKernel<D, P, true>(f, in); }
 };
 template <DType D, int P> struct CmpF {
   static void run(Frame &f, const Instr &in) { cmpFKernel<D, P>(f, in); }
 };
 
+struct RangeCompareData {
+  int64_t rangeStart = 0;
+  bool hasStart = false;
+};
+
+/// A fused range compare (Fusion.h): r[i] = i32(start + rangeStart + i) < bound.
+/// Operands: bound, then start if any.
+template <bool Unsigned> void rangeCompareKernel(Frame &f, const Instr &in) {
+  const auto &d = *static_cast<const RangeCompareData *>(in.data);
+  int32_t bound = *f.at<int32_t>(in.operands[0]);
+  int32_t start = d.hasStart ? *f.at<int32_t>(in.operands[1]) : 0;
+  uint8_t *r = f.at<uint8_t>(in.results[0]);
+  int64_t n = in.n, first = int64_t(start) + d.rangeStart;
+  if (first >= INT32_MIN && first + n - 1 <= INT32_MAX && !(Unsigned && first < 0)) {
+    // No offset wraps (and, unsigned, none is negative): the true lanes are a prefix.
+    int64_t limit = Unsigned ? int64_t(uint32_t(bound)) : int64_t(bound);
+    int64_t active = std::clamp<int64_t>(limit - first, 0, n);
+    std::memset(r, 1, size_t(active));
+    std::memset(r + active, 0, size_t(n - active));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t off = laneOffset(start, d.rangeStart, i);
+    r[i] = Unsigned ? uint32_t(off) < uint32_t(bound) : off < bound;
+  }
+}
+
+bool lowerRangeCompare(mlir::Operation *op, const RangeCompare &c, Lowerer &L) {
+  SlotId bound = L.use(c.bound);
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  std::vector<SlotId> operands{bound};
+  if (c.start)
+    operands.push_back(L.use(c.start));
+  const RangeCompareData *data = L.keep(RangeCompareData{c.rangeStart, bool(c.start)});
+  L.emit(op, c.unsignedBound ? &rangeCompareKernel<true> : &rangeCompareKernel<false>, operands,
+         {r}, data);
+  return true;
+}
+
 bool lowerCmpI(mlir::Operation *op, Lowerer &L) {
-  SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
+  if (const RangeCompare *c = L.rangeCompare(op))
+    return lowerRangeCompare(op, *c, L);
+  std::optional<SlotId> scalarRhs = L.splatOf(op->getOperand(1));
+  SlotId a = L.use(op->getOperand(0)), b = scalarRhs.value_or(L.use(op->getOperand(1)));
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;
   int p = int(intAttr(op, "predicate", -1));
   DType d = L.slot(a).dtype;
-  ExecFn fn = d == DType::Ptr ? pickPredicate<CmpI, DType::I64>(p, std::make_integer_sequence<int, 10>())
-                              : visitInt(d, [&](auto tag) -> ExecFn {
-                                  return pickPredicate<CmpI, decltype(tag)::value>(
-                                      p, std::make_integer_sequence<int, 10>());
-                                });
+  auto pick = [&](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    return scalarRhs ? pickPredicate<CmpIScalarRhs, D>(p, std::make_integer_sequence<int, 10>())
+                     : pickPredicate<CmpI, D>(p, std::make_integer_sequence<int, 10>());
+  };
+  ExecFn fn = d == DType::Ptr ? pick(DTypeTag<DType::I64>{}) : visitInt(d, pick);
   if (!fn)
     return L.error(op, "unsupported predicate or operand type");
   L.emit(op, fn, {a, b}, {r});
@@ -490,19 +553,19 @@ bool lowerBitcast(mlir::Operation *op, Lowerer &L) {
 
 void registerArithOps(OpTable &t) {
   t.add("arith.constant", &lowerConstant);
-  t.add("arith.addi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<AddI>(op, L, Ints); });
-  t.add("arith.subi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<SubI>(op, L, Ints); });
-  t.add("arith.muli", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MulI>(op, L, Ints); });
-  t.add("arith.andi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<AndI>(op, L, Ints); });
-  t.add("arith.ori", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<OrI>(op, L, Ints); });
-  t.add("arith.xori", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<XOrI>(op, L, Ints); });
-  t.add("arith.maxsi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MaxSI>(op, L, Ints); });
-  t.add("arith.minsi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MinSI>(op, L, Ints); });
-  t.add("arith.maxui", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MaxUI>(op, L, Ints); });
-  t.add("arith.minui", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MinUI>(op, L, Ints); });
-  t.add("arith.shli", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<ShLI>(op, L, Ints); });
-  t.add("arith.shrui", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<ShRUI>(op, L, Ints); });
-  t.add("arith.shrsi", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<ShRSI>(op, L, Ints); });
+  t.add("arith.addi", &binaryI<AddI>, kBothOperands);
+  t.add("arith.subi", &binaryI<SubI>, kBothOperands);
+  t.add("arith.muli", &binaryI<MulI>, kBothOperands);
+  t.add("arith.andi", &binaryI<AndI>, kBothOperands);
+  t.add("arith.ori", &binaryI<OrI>, kBothOperands);
+  t.add("arith.xori", &binaryI<XOrI>, kBothOperands);
+  t.add("arith.maxsi", &binaryI<MaxSI>, kBothOperands);
+  t.add("arith.minsi", &binaryI<MinSI>, kBothOperands);
+  t.add("arith.maxui", &binaryI<MaxUI>, kBothOperands);
+  t.add("arith.minui", &binaryI<MinUI>, kBothOperands);
+  t.add("arith.shli", &binaryI<ShLI>, kBothOperands);
+  t.add("arith.shrui", &binaryI<ShRUI>, kBothOperands);
+  t.add("arith.shrsi", &binaryI<ShRSI>, kBothOperands);
   t.add("arith.mulsi_extended", &lowerMulExtended<true>);
   t.add("arith.mului_extended", &lowerMulExtended<false>);
   t.add("arith.divsi", &lowerDiv<DivKind::DivSI>);
@@ -512,17 +575,17 @@ void registerArithOps(OpTable &t) {
   t.add("arith.ceildivsi", &lowerDiv<DivKind::CeilDivSI>);
   t.add("arith.floordivsi", &lowerDiv<DivKind::FloorDivSI>);
   t.add("arith.ceildivui", &lowerDiv<DivKind::CeilDivUI>);
-  t.add("arith.addf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<AddF>(op, L, Floats); });
-  t.add("arith.subf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<SubF>(op, L, Floats); });
-  t.add("arith.mulf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MulF>(op, L, Floats); });
-  t.add("arith.divf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<DivF>(op, L, Floats); });
-  t.add("arith.remf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<RemF>(op, L, Floats); });
-  t.add("arith.maxnumf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MaxNumF>(op, L, Floats); });
-  t.add("arith.minnumf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MinNumF>(op, L, Floats); });
-  t.add("arith.maximumf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MaximumF>(op, L, Floats); });
-  t.add("arith.minimumf", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MinimumF>(op, L, Floats); });
+  t.add("arith.addf", &binaryF<AddF>, kBothOperands);
+  t.add("arith.subf", &binaryF<SubF>, kBothOperands);
+  t.add("arith.mulf", &binaryF<MulF>, kBothOperands);
+  t.add("arith.divf", &binaryF<DivF>, kBothOperands);
+  t.add("arith.remf", &binaryF<RemF>, kBothOperands);
+  t.add("arith.maxnumf", &binaryF<MaxNumF>, kBothOperands);
+  t.add("arith.minnumf", &binaryF<MinNumF>, kBothOperands);
+  t.add("arith.maximumf", &binaryF<MaximumF>, kBothOperands);
+  t.add("arith.minimumf", &binaryF<MinimumF>, kBothOperands);
   t.add("arith.negf", [](mlir::Operation *op, Lowerer &L) { return lowerUnary<NegF>(op, L, Floats); });
-  t.add("arith.cmpi", &lowerCmpI);
+  t.add("arith.cmpi", &lowerCmpI, /*scalarOperands=*/0b10);
   t.add("arith.cmpf", &lowerCmpF);
   t.add("arith.select", &lowerSelect);
   t.add("arith.extsi", &lowerCast<Cast::ExtSI>);

@@ -236,9 +236,6 @@ bool lowerFma(mlir::Operation *op, Lowerer &L) {
 template <class Fn> bool unaryF(mlir::Operation *op, Lowerer &L) {
   return lowerUnary<Fn>(op, L, Floats);
 }
-template <class Fn> bool binaryF(mlir::Operation *op, Lowerer &L) {
-  return lowerBinary<Fn>(op, L, Floats);
-}
 
 } // namespace
 
@@ -270,9 +267,9 @@ void registerMathOps(OpTable &t) {
   t.add("math.sinh", &unaryF<Sinh>);
   t.add("math.cosh", &unaryF<Cosh>);
   t.add("math.cbrt", &unaryF<Cbrt>);
-  t.add("math.powf", &binaryF<PowF>);
-  t.add("math.atan2", &binaryF<Atan2>);
-  t.add("math.copysign", &binaryF<CopySign>);
+  t.add("math.powf", &binaryF<PowF>, kBothOperands);
+  t.add("math.atan2", &binaryF<Atan2>, kBothOperands);
+  t.add("math.copysign", &binaryF<CopySign>, kBothOperands);
   t.add("math.fma", &lowerFma);
   t.add("math.absi", [](mlir::Operation *op, Lowerer &L) { return lowerUnary<AbsI>(op, L, Ints); });
   t.add("math.ctlz",
@@ -283,8 +280,8 @@ void registerMathOps(OpTable &t) {
         [](mlir::Operation *op, Lowerer &L) { return lowerUnary<BitCount<2>>(op, L, Ints); });
   t.add("tt.clampf", &lowerClampF);
   t.add("tt.precise_sqrt", &unaryF<Sqrt>);
-  t.add("tt.precise_divf", &binaryF<DivF>);
-  t.add("tt.mulhiui", [](mlir::Operation *op, Lowerer &L) { return lowerBinary<MulHiUI>(op, L, Ints); });
+  t.add("tt.precise_divf", &binaryF<DivF>, kBothOperands);
+  t.add("tt.mulhiui", &binaryI<MulHiUI>, kBothOperands);
 }
 
 } // namespace ttinterp::interp

@@ -143,11 +143,6 @@ struct FusedOperands {
   bool unsignedBound = false;
 };
 
-/// Lane i's element offset, exactly as addi(splat(start), make_range) wraps it.
-inline int32_t laneOffset(int32_t start, int64_t rangeStart, int64_t i) {
-  return int32_t(uint32_t(start) + uint32_t(rangeStart + i));
-}
-
 /// The common case of a fused access: the lanes' offsets do not wrap, so the
 /// pointers are consecutive from `lane0`, and the active lanes are exactly
 /// [0, active). False when either does not hold (the caller then goes lane by lane).

@@ -8,16 +8,53 @@
 
 namespace ttinterp::interp {
 
-/// Elementwise kernels over same-shaped operands: r[i] = Fn(a[i], b[i]).
-/// Fn::apply<D> works on compute representations; narrow floats round after.
-template <DType D, class Fn> void binaryKernel(Frame &f, const Instr &in) {
+/// Which operands of an elementwise kernel are scalars standing for a splat
+/// that was never materialised (Lowerer::splatOf).
+enum class Splatted { None, Lhs, Rhs, Both };
+
+/// The variant of a kernel template K<..., Splatted> for how `a` and `b` are held.
+template <template <Splatted> class K>
+ExecFn pickSplatted(const std::optional<SlotId> &a, const std::optional<SlotId> &b) {
+  if (a && b)
+    return &K<Splatted::Both>::run;
+  if (a)
+    return &K<Splatted::Lhs>::run;
+  return b ? &K<Splatted::Rhs>::run : &K<Splatted::None>::run;
+}
+
+/// Elementwise kernels over same-shaped operands: r[i] = Fn(a[i], b[i]), where
+/// a splatted operand is read once. Fn::apply<D> works on compute
+/// representations; narrow floats round after.
+template <DType D, class Fn, Splatted S = Splatted::None>
+void binaryKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   const T *a = f.at<T>(in.operands[0]);
   const T *b = f.at<T>(in.operands[1]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i)
-    r[i] = roundTo<D>(Fn::template apply<D>(a[i], b[i]));
+  if constexpr (S == Splatted::None) {
+    for (int64_t i = 0; i < in.n; ++i)
+      r[i] = roundTo<D>(Fn::template apply<D>(a[i], b[i]));
+  } else if constexpr (S == Splatted::Lhs) {
+    const T x = a[0];
+    for (int64_t i = 0; i < in.n; ++i)
+      r[i] = roundTo<D>(Fn::template apply<D>(x, b[i]));
+  } else if constexpr (S == Splatted::Rhs) {
+    const T y = b[0];
+    for (int64_t i = 0; i < in.n; ++i)
+      r[i] = roundTo<D>(Fn::template apply<D>(a[i], y));
+  } else {
+    const T v = roundTo<D>(Fn::template apply<D>(a[0], b[0]));
+    for (int64_t i = 0; i < in.n; ++i)
+      r[i] = v;
+  }
 }
+
+/// binaryKernel<D, Fn, S> as a template of S alone (for pickSplatted).
+template <DType D, class Fn> struct BinaryKernelOf {
+  template <Splatted S> struct With {
+    static void run(Frame &f, const Instr &in) { binaryKernel<D, Fn, S>(f, in); }
+  };
+};
 
 template <DType D, class Fn> void unaryKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
@@ -28,14 +65,17 @@ template <DType D, class Fn> void unaryKernel(Frame &f, const Instr &in) {
 }
 
 /// Lowers a same-type binary op with a kernel picked by the visitor (visitInt
-/// or visitFloat).
+/// or visitFloat). Register such ops with kBothOperands: either operand may be
+/// a splat's scalar.
 template <class Fn, class Visit> bool lowerBinary(mlir::Operation *op, Lowerer &L, Visit visit) {
-  SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
+  std::optional<SlotId> sa = L.splatOf(op->getOperand(0)), sb = L.splatOf(op->getOperand(1));
+  SlotId a = sa.value_or(L.use(op->getOperand(0))), b = sb.value_or(L.use(op->getOperand(1)));
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;
-  ExecFn fn = visit(L.slot(r).dtype, [](auto tag) -> ExecFn {
-    return &binaryKernel<decltype(tag)::value, Fn>;
+  ExecFn fn = visit(L.slot(r).dtype, [&](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    return pickSplatted<BinaryKernelOf<D, Fn>::template With>(sa, sb);
   });
   if (!fn)
     return L.error(op, "unsupported element type");
@@ -66,6 +106,14 @@ struct FloatsT {
 };
 inline constexpr IntsT Ints{};
 inline constexpr FloatsT Floats{};
+
+/// LowerFns of integer and float binary ops (register with kBothOperands).
+template <class Fn> bool binaryI(mlir::Operation *op, Lowerer &L) {
+  return lowerBinary<Fn>(op, L, Ints);
+}
+template <class Fn> bool binaryF(mlir::Operation *op, Lowerer &L) {
+  return lowerBinary<Fn>(op, L, Floats);
+}
 
 /// Unsigned view of an integer compute type (for wrapping arithmetic and
 /// unsigned comparisons); i1 is a byte holding 0/1.

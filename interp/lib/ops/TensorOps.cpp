@@ -82,13 +82,13 @@ bool lowerSplat(mlir::Operation *op, Lowerer &L) {
     return false;
   if (L.slot(a).numel != 1)
     return L.error(op, "operand must be a scalar (or a one-element tensor)");
-  // `splat(ptr)` feeding only tt.addptr bases (the way every Triton kernel
-  // forms its pointer blocks): addptr reads the scalar, no block is written.
-  bool onlyAddPtrBases = !op->getResult(0).use_empty();
+  // A splat whose every user can read the scalar (the base of tt.addptr, an
+  // operand of `x - splat(mean)`) is never written out as a block.
+  const OpTable &table = OpTable::get();
+  bool onlyScalarReaders = !op->getResult(0).use_empty();
   for (mlir::OpOperand &use : op->getResult(0).getUses())
-    onlyAddPtrBases &= use.getOwner()->getName().getStringRef() == "tt.addptr" &&
-                       use.getOperandNumber() == 0;
-  if (onlyAddPtrBases) {
+    onlyScalarReaders &= table.readsSplatScalar(use);
+  if (onlyScalarReaders) {
     L.recordSplat(op->getResult(0), a);
     return true;
   }
@@ -285,22 +285,38 @@ bool lowerCat(mlir::Operation *op, Lowerer &L) {
 
 /// Element sizes are 1, 2, 4 or 8 bytes: a shift, known at compile time, so the
 /// loop vectorises (x86-64's baseline has no 64-bit vector multiply).
-template <DType OffsetType, unsigned Shift> void addPtrKernel(Frame &f, const Instr &in) {
+/// A splatted operand (Splatted) is a scalar read once: `addptr(splat(base),
+/// offsets)` forms pointer blocks, `addptr(ptrs, splat(step))` advances them.
+template <DType OffsetType, unsigned Shift, Splatted S> void addPtrKernel(Frame &f, const Instr &in) {
   const uint64_t *p = f.at<uint64_t>(in.operands[0]);
   const Repr<OffsetType> *off = f.at<Repr<OffsetType>>(in.operands[1]);
   uint64_t *r = f.at<uint64_t>(in.results[0]);
-  if (f.slot(in.operands[0]).numel == 1 && in.n != 1) {
-    // `addptr(splat(base), offsets)`: the splat was never materialised.
-    uint64_t base = p[0];
+  auto add = [](uint64_t pointer, Repr<OffsetType> offset) {
+    return (pointer & ~tagged::kAddressMask) |
+           ((pointer + (uint64_t(int64_t(offset)) << Shift)) & tagged::kAddressMask);
+  };
+  if constexpr (S == Splatted::None) {
     for (int64_t i = 0; i < in.n; ++i)
-      r[i] = (base & ~tagged::kAddressMask) |
-             ((base + (uint64_t(int64_t(off[i])) << Shift)) & tagged::kAddressMask);
-    return;
+      r[i] = add(p[i], off[i]);
+  } else if constexpr (S == Splatted::Lhs) {
+    const uint64_t base = p[0];
+    for (int64_t i = 0; i < in.n; ++i)
+      r[i] = add(base, off[i]);
+  } else if constexpr (S == Splatted::Rhs) {
+    const Repr<OffsetType> step = off[0];
+    for (int64_t i = 0; i < in.n; ++i)
+      r[i] = add(p[i], step);
+  } else {
+    const uint64_t v = add(p[0], off[0]);
+    for (int64_t i = 0; i < in.n; ++i)
+      r[i] = v;
   }
-  for (int64_t i = 0; i < in.n; ++i)
-    r[i] = (p[i] & ~tagged::kAddressMask) |
-           ((p[i] + (uint64_t(int64_t(off[i])) << Shift)) & tagged::kAddressMask);
 }
+template <DType OffsetType, unsigned Shift> struct AddPtrKernelOf {
+  template <Splatted S> struct With {
+    static void run(Frame &f, const Instr &in) { addPtrKernel<OffsetType, Shift, S>(f, in); }
+  };
+};
 
 /// Bytes of the pointee of a pointer type (scalar or tensor of pointers).
 std::optional<int64_t> pointeeSize(mlir::Type t) {
@@ -317,8 +333,9 @@ std::optional<int64_t> pointeeSize(mlir::Type t) {
 }
 
 bool lowerAddPtr(mlir::Operation *op, Lowerer &L) {
-  SlotId p = L.splatOf(op->getOperand(0)).value_or(L.use(op->getOperand(0)));
-  SlotId off = L.use(op->getOperand(1));
+  std::optional<SlotId> sp = L.splatOf(op->getOperand(0)), so = L.splatOf(op->getOperand(1));
+  SlotId p = sp.value_or(L.use(op->getOperand(0)));
+  SlotId off = so.value_or(L.use(op->getOperand(1)));
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;
@@ -326,22 +343,22 @@ bool lowerAddPtr(mlir::Operation *op, Lowerer &L) {
   if (!elem)
     return L.error(op, "only pointers to scalars are supported here");
   int64_t e = *elem;
-  ExecFn fn = visitInt(L.slot(off).dtype, [e](auto tag) -> ExecFn {
+  ExecFn fn = visitInt(L.slot(off).dtype, [&](auto tag) -> ExecFn {
     constexpr DType D = decltype(tag)::value;
     switch (e) {
     case 1:
-      return &addPtrKernel<D, 0>;
+      return pickSplatted<AddPtrKernelOf<D, 0>::template With>(sp, so);
     case 2:
-      return &addPtrKernel<D, 1>;
+      return pickSplatted<AddPtrKernelOf<D, 1>::template With>(sp, so);
     case 4:
-      return &addPtrKernel<D, 2>;
+      return pickSplatted<AddPtrKernelOf<D, 2>::template With>(sp, so);
     case 8:
-      return &addPtrKernel<D, 3>;
+      return pickSplatted<AddPtrKernelOf<D, 3>::template With>(sp, so);
     default:
       return nullptr;
     }
   });
-  if (!fn || L.slot(off).numel != L.slot(r).numel)
+  if (!fn || (!so && L.slot(off).numel != L.slot(r).numel))
     return L.error(op, "offset must be an integer of the pointer's shape");
   L.emit(op, fn, {p, off}, {r});
   return true;
@@ -408,7 +425,7 @@ void registerTensorOps(OpTable &t) {
   t.add("tt.join", &lowerJoin);
   t.add("tt.split", &lowerSplit);
   t.add("tt.cat", &lowerCat);
-  t.add("tt.addptr", &lowerAddPtr);
+  t.add("tt.addptr", &lowerAddPtr, kBothOperands);
   t.add("tt.ptr_to_int", &lowerPtrToInt);
   t.add("tt.int_to_ptr", &lowerIntToPtr);
   t.add("tt.bitcast", &lowerBitcast);

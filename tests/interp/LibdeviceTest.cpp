@@ -75,6 +75,17 @@ TEST_CASE("f32 min and max ignore NaN, and copysign, hypot, cbrt, ldexp are exac
                                 "[1.0, 0x7FC00000, 2.0, -3.0, 0.0, 0.0, 0.0, 0.0]");
   CHECK(maxs[0] == 1.0f);
   CHECK(maxs[2] == 2.0f);
+  // As PTX max/min: +0 > -0, in either order.
+  std::vector<float> zeroMax = f32("__nv_fmaxf", "[-0.0, 0.0, -0.0, 0.0, 0.0, 0.0, 0.0, 0.0]",
+                                   "[0.0, -0.0, -0.0, 0.0, 0.0, 0.0, 0.0, 0.0]");
+  std::vector<float> zeroMin = f32("__nv_fminf", "[-0.0, 0.0, -0.0, 0.0, 0.0, 0.0, 0.0, 0.0]",
+                                   "[0.0, -0.0, -0.0, 0.0, 0.0, 0.0, 0.0, 0.0]");
+  CHECK_FALSE(std::signbit(zeroMax[0]));
+  CHECK_FALSE(std::signbit(zeroMax[1]));
+  CHECK(std::signbit(zeroMax[2]));
+  CHECK(std::signbit(zeroMin[0]));
+  CHECK(std::signbit(zeroMin[1]));
+  CHECK_FALSE(std::signbit(zeroMin[3]));
   std::vector<float> cs = f32("__nv_copysignf", "[3.0, 3.0, -2.0, 0.0, 1.0, 1.0, 1.0, 1.0]",
                               "[-0.0, 1.0, 5.0, -1.0, 1.0, 1.0, 1.0, 1.0]");
   CHECK(cs[0] == -3.0f);

@@ -175,6 +175,43 @@ TEST_CASE("maximumf propagates NaN, maxnumf does not") {
   CHECK(out[7] == 0.0f);
 }
 
+TEST_CASE("maxnumf and minnumf order -0 below +0, as PTX max and min do") {
+  // PTX ISA, max/min: "If values of both inputs are 0.0, then +0.0 > -0.0"; a NaN
+  // operand yields the other one. Lanes: (-0, +0), (+0, -0), (-0, -0), (+0, +0),
+  // (NaN, -0), (-0, NaN), (1, -0), (-1, +0).
+  const std::string operands = R"(
+    %x = arith.constant dense<[-0.0, 0.0, -0.0, 0.0, 0x7FC00000, -0.0, 1.0, -1.0]> : tensor<8xf32>
+    %y = arith.constant dense<[0.0, -0.0, -0.0, 0.0, -0.0, 0x7FC00000, -0.0, 0.0]> : tensor<8xf32>)";
+  std::vector<float> mx = runStore<float>(
+      storeKernel("f32", "", operands + "\n    %r = arith.maxnumf %x, %y : tensor<8xf32>"),
+      DType::F32);
+  std::vector<float> mn = runStore<float>(
+      storeKernel("f32", "", operands + "\n    %r = arith.minnumf %x, %y : tensor<8xf32>"),
+      DType::F32);
+  const float values[8] = {0, 0, 0, 0, 0, 0, 1, 0};
+  const bool maxNegative[8] = {false, false, true, false, true, true, false, false};
+  const float minValues[8] = {0, 0, 0, 0, 0, 0, 0, -1};
+  const bool minNegative[8] = {true, true, true, false, true, true, true, true};
+  for (int i = 0; i < 8; ++i) {
+    INFO("lane ", i);
+    CHECK(mx[i] == values[i]);
+    CHECK(std::signbit(mx[i]) == maxNegative[i]);
+    CHECK(mn[i] == minValues[i]);
+    CHECK(std::signbit(mn[i]) == minNegative[i]);
+  }
+  // A maxnumf reduction of -0 and +0 in either order is +0.
+  std::string reduce = R"(
+    %v = arith.constant dense<[-0.0, 0.0, -0.0, -0.0, 0.0, -0.0, -0.0, -0.0]> : tensor<8xf32>
+    %m = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.maxnumf %a, %b : f32
+      tt.reduce.return %s : f32
+    }) : (tensor<8xf32>) -> f32
+    %r = tt.splat %m : f32 -> tensor<8xf32>)";
+  for (float v : runStore<float>(storeKernel("f32", "", reduce), DType::F32))
+    CHECK_FALSE(std::signbit(v));
+}
+
 TEST_CASE("scf.for carries values and scf.if picks a branch per program") {
   std::string body = R"(
     %c0 = arith.constant 0 : i32

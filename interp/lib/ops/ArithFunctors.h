@@ -44,6 +44,24 @@ TTINTERP_INT_OP(ShRSI, unsignedValue<D>(b) >= bitWidth<D>()
                            : U(signedValue<D>(a) >> unsignedValue<D>(b)))
 #undef TTINTERP_INT_OP
 
+/// PTX max/min (IEEE maxNum/minNum): a NaN operand yields the other operand,
+/// and "if values of both inputs are 0.0, then +0.0 > -0.0". Inline rather
+/// than std::fmax, whose treatment of zeros libm leaves open.
+template <class T> inline T maxNum(T a, T b) {
+  if (std::isnan(a))
+    return b;
+  if (std::isnan(b))
+    return a;
+  return a == b ? (std::signbit(a) ? b : a) : (a > b ? a : b);
+}
+template <class T> inline T minNum(T a, T b) {
+  if (std::isnan(a))
+    return b;
+  if (std::isnan(b))
+    return a;
+  return a == b ? (std::signbit(a) ? a : b) : (a < b ? a : b);
+}
+
 #define TTINTERP_FLOAT_OP(NAME, EXPR)                                                              \
   struct NAME {                                                                                    \
     template <DType D> static Repr<D> apply(Repr<D> a, Repr<D> b) { return EXPR; }                 \
@@ -53,8 +71,8 @@ TTINTERP_FLOAT_OP(SubF, a - b)
 TTINTERP_FLOAT_OP(MulF, a *b)
 TTINTERP_FLOAT_OP(DivF, a / b)
 TTINTERP_FLOAT_OP(RemF, std::fmod(a, b))
-TTINTERP_FLOAT_OP(MaxNumF, std::fmax(a, b))
-TTINTERP_FLOAT_OP(MinNumF, std::fmin(a, b))
+TTINTERP_FLOAT_OP(MaxNumF, maxNum(a, b))
+TTINTERP_FLOAT_OP(MinNumF, minNum(a, b))
 TTINTERP_FLOAT_OP(MaximumF, (std::isnan(a) || std::isnan(b))
                                 ? std::numeric_limits<Repr<D>>::quiet_NaN()
                                 : (a == b ? (std::signbit(a) ? b : a) : (a > b ? a : b)))

@@ -8,6 +8,7 @@
 // to it. An unknown symbol is a lowering error that names it.
 //
 //===----------------------------------------------------------------------===//
+#include "ArithFunctors.h"
 #include "OpSupport.h"
 
 #include <fmt/format.h>
@@ -143,8 +144,8 @@ TTINTERP_BINARY(hypot, std::hypot(x, y))
 TTINTERP_BINARY(rhypot, 1.0 / std::hypot(x, y))
 TTINTERP_BINARY(fmod, std::fmod(x, y))
 TTINTERP_BINARY(remainder, std::remainder(x, y))
-TTINTERP_BINARY(fmin, std::fmin(x, y)) // IEEE minNum: a NaN operand is ignored
-TTINTERP_BINARY(fmax, std::fmax(x, y))
+TTINTERP_BINARY(fmin, minNum(x, y)) // PTX min/max: a NaN operand is ignored, -0 < +0
+TTINTERP_BINARY(fmax, maxNum(x, y))
 TTINTERP_BINARY(copysign, std::copysign(x, y))
 TTINTERP_BINARY(fdim, x > y ? x - y : (std::isnan(x) || std::isnan(y) ? kNaN : 0.0))
 // + - * / of two floats computed in double and rounded once are correctly rounded.

@@ -6,6 +6,7 @@
 // precise_divf are correctly rounded on both.
 //
 //===----------------------------------------------------------------------===//
+#include "ArithFunctors.h"
 #include "OpSupport.h"
 
 #include <cmath>
@@ -68,9 +69,6 @@ struct Atan2 {
 struct CopySign {
   template <DType D> static Repr<D> apply(Repr<D> a, Repr<D> b) { return std::copysign(a, b); }
 };
-struct DivF {
-  template <DType D> static Repr<D> apply(Repr<D> a, Repr<D> b) { return a / b; }
-};
 /// Upper 32 bits of the 64-bit unsigned product (tt.mulhiui, i32 and i64).
 struct MulHiUI {
   template <DType D> static Repr<D> apply(Repr<D> a, Repr<D> b) {
@@ -123,7 +121,7 @@ template <DType D, Clamp C> void clampKernel(Frame &f, const Instr &in) {
   for (int64_t i = 0; i < in.n; ++i) {
     T a = x[i], l = lo[i], h = hi[i], v;
     if constexpr (C == Clamp::Num) {
-      v = std::fmin(std::fmax(a, l), h);
+      v = minNum(maxNum(a, l), h);
     } else if constexpr (C == Clamp::Nan) {
       // IEEE maximum/minimum: NaN wins, and -0 < +0.
       T m = a == l ? (std::signbit(a) ? l : a) : (a > l ? a : l);

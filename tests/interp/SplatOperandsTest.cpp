@@ -240,3 +240,45 @@ TEST_CASE("splat operands: tt.addptr advanced by a splatted offset") {
     CHECK(out == std::vector<int32_t>(8, 19));
   }
 }
+
+TEST_CASE("splat operands: a splat constant is read as its one value") {
+  // x + 3 and x < 3 through `arith.constant dense<3>`, held as one scalar.
+  std::vector<int32_t> x{-1, 0, 1, 2, 3, 4, INT32_MAX, INT32_MIN};
+  CHECK(run<int32_t>(elementwiseTTIR("i32",
+                                     "    %c = arith.constant dense<3> : tensor<8xi32>\n"
+                                     "    %y = arith.addi %v, %c : tensor<8xi32>"),
+                     x, DType::I32, intArg(0), DType::I32) ==
+        std::vector<int32_t>{2, 3, 4, 5, 6, 7, INT32_MIN + 2, INT32_MIN + 3});
+  CHECK(run<int32_t>(elementwiseTTIR("i32",
+                                     "    %c = arith.constant dense<3> : tensor<8xi32>\n"
+                                     "    %b = arith.cmpi slt, %v, %c : tensor<8xi32>\n"
+                                     "    %y = arith.extui %b : tensor<8xi1> to tensor<8xi32>"),
+                     x, DType::I32, intArg(0), DType::I32) ==
+        std::vector<int32_t>{1, 1, 1, 1, 0, 0, 0, 1});
+  // f16: 1.0 (0x3C00) + 2^-11 ties to even (1.0), + 3 * 2^-11 rounds to 1 + 2^-9.
+  std::vector<uint16_t> h{0x1000, 0x1600, 0x0000, 0x1000, 0x1600, 0x0000, 0x1000, 0x1600};
+  CHECK(run<uint16_t>(elementwiseTTIR("f16",
+                                      "    %c = arith.constant dense<1.000000e+00> : tensor<8xf16>\n"
+                                      "    %y = arith.addf %c, %v : tensor<8xf16>"),
+                      h, DType::F16, floatArg(0), DType::F16) ==
+        std::vector<uint16_t>{0x3C00, 0x3C02, 0x3C00, 0x3C00, 0x3C02, 0x3C00, 0x3C00, 0x3C02});
+  // The constant is also a select operand, which needs the block: both read 10.
+  std::string body = "    %c = arith.constant dense<1.000000e+01> : tensor<8xf32>\n"
+                     "    %add = arith.addf %v, %c : tensor<8xf32>\n"
+                     "    %four = arith.constant dense<4.000000e+00> : tensor<8xf32>\n"
+                     "    %big = arith.cmpf ogt, %v, %four : tensor<8xf32>\n"
+                     "    %y = arith.select %big, %add, %c : tensor<8xi1>, tensor<8xf32>";
+  CHECK(run<float>(elementwiseTTIR("f32", body), kOneToEight, DType::F32, floatArg(0), DType::F32) ==
+        std::vector<float>{10, 10, 10, 10, 15, 16, 17, 18});
+  // Pointers advanced by `dense<2>`: x + i + 2.
+  LoadedKernel k = lowered(advanceTTIR(
+      "    %xp = tt.addptr %xb, %r : tensor<8x!tt.ptr<i32>>, tensor<8xi32>\n"
+      "    %two = arith.constant dense<2> : tensor<8xi32>\n"
+      "    %p = tt.addptr %xp, %two : tensor<8x!tt.ptr<i32>>, tensor<8xi32>"));
+  std::vector<int32_t> src{10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, out(8, 99);
+  LaunchResult r = launch(
+      *k.kernel, {pointer("x", viewOf(src, DType::I32)), pointer("out", viewOf(out, DType::I32))},
+      {ptrArg(0), ptrArg(1), intArg(0)}, {1, 1, 1});
+  REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+  CHECK(out == std::vector<int32_t>{12, 13, 14, 15, 16, 17, 18, 19});
+}

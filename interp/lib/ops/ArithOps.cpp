@@ -43,6 +43,25 @@ template <DType D> void putElement(uint8_t *dst, const llvm::APInt *i, const llv
 }
 
 bool lowerConstant(mlir::Operation *op, Lowerer &L) {
+  // `dense<32>` feeding only ops that take a splat's scalar (`ptrs + 32`) is
+  // held as that one scalar, like a tt.splat.
+  auto splat = mlir::dyn_cast_or_null<mlir::SplatElementsAttr>(op->getAttr("value"));
+  if (splat && splat.getNumElements() > 1 && onlyScalarReaders(op->getResult(0))) {
+    std::optional<DType> d = Lowerer::dtypeOf(splat.getElementType());
+    if (!d)
+      return L.error(op, "unsupported constant element type");
+    SlotId scalar = L.scratch(*d, {});
+    std::vector<uint8_t> bytes(computeSize(*d));
+    llvm::APInt i = isFloat(*d) ? llvm::APInt() : splat.getSplatValue<llvm::APInt>();
+    llvm::APFloat f = isFloat(*d) ? splat.getSplatValue<llvm::APFloat>() : llvm::APFloat(0.0);
+    visitAny(*d, [&](auto tag) {
+      putElement<decltype(tag)::value>(bytes.data(), &i, &f);
+      return 0;
+    });
+    L.constant(scalar, std::move(bytes));
+    L.recordSplat(op->getResult(0), scalar);
+    return true;
+  }
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;

@@ -8,6 +8,16 @@
 
 namespace ttinterp::interp {
 
+/// Whether every use of `v` reads a splat's scalar in place (OpTable), so a
+/// splat-valued `v` need never be written out as a block (Lowerer::recordSplat).
+inline bool onlyScalarReaders(mlir::Value v) {
+  const OpTable &table = OpTable::get();
+  bool all = !v.use_empty();
+  for (mlir::OpOperand &use : v.getUses())
+    all &= table.readsSplatScalar(use);
+  return all;
+}
+
 /// Which operands of an elementwise kernel are scalars standing for a splat
 /// that was never materialised (Lowerer::splatOf).
 enum class Splatted { None, Lhs, Rhs, Both };

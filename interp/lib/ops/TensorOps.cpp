@@ -84,11 +84,7 @@ bool lowerSplat(mlir::Operation *op, Lowerer &L) {
     return L.error(op, "operand must be a scalar (or a one-element tensor)");
   // A splat whose every user can read the scalar (the base of tt.addptr, an
   // operand of `x - splat(mean)`) is never written out as a block.
-  const OpTable &table = OpTable::get();
-  bool onlyScalarReaders = !op->getResult(0).use_empty();
-  for (mlir::OpOperand &use : op->getResult(0).getUses())
-    onlyScalarReaders &= table.readsSplatScalar(use);
-  if (onlyScalarReaders) {
+  if (onlyScalarReaders(op->getResult(0))) {
     L.recordSplat(op->getResult(0), a);
     return true;
   }

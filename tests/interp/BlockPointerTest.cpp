@@ -22,15 +22,6 @@ using namespace ttinterp::test;
 
 namespace {
 
-/// Replaces every `$KEY` of `subs` in text.
-std::string subst(std::string text, const std::vector<std::pair<std::string, std::string>> &subs) {
-  for (const auto &[key, value] : subs)
-    for (size_t at = text.find(key); at != std::string::npos;
-         at = text.find(key, at + value.size()))
-      text.replace(at, key.size(), value);
-  return text;
-}
-
 /// `@k(%out: !tt.ptr<f32>, %m: !tt.ptr<f32>)`: BODY computes %r : tensor<$Nxf32>,
 /// which is stored to out[0..N). Constants for the 6x5 matrix are predefined.
 std::string outKernel(int n, const std::string &body, const std::string &functions = "") {

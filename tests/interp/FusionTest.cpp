@@ -19,14 +19,6 @@ using namespace ttinterp::test;
 
 namespace {
 
-std::string subst(std::string text, const std::vector<std::pair<std::string, std::string>> &subs) {
-  for (const auto &[key, value] : subs)
-    for (size_t at = text.find(key); at != std::string::npos;
-         at = text.find(key, at + value.size()))
-      text.replace(at, key.size(), value);
-  return text;
-}
-
 /// %offs = splat(%start) + make_range(0, 8), spelled so that fusion matches it or not.
 std::string offsets(bool fused, bool rangeFirst = false) {
   std::string add = rangeFirst ? "arith.addi %r, %s" : "arith.addi %s, %r";

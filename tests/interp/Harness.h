@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ttinterp::test {
@@ -109,6 +110,17 @@ inline interp::ArgumentValue floatArg(double value) {
   interp::ArgumentValue v;
   v.real = value;
   return v;
+}
+
+/// `text` with every occurrence of each key of `subs` replaced by its value
+/// (TTIR templates: "$T", "$BODY", ...).
+inline std::string subst(std::string text,
+                         const std::vector<std::pair<std::string, std::string>> &subs) {
+  for (const auto &[key, value] : subs)
+    for (size_t at = text.find(key); at != std::string::npos;
+         at = text.find(key, at + value.size()))
+      text.replace(at, key.size(), value);
+  return text;
 }
 
 inline std::string source(const std::string &relative) {

@@ -19,14 +19,6 @@ using namespace ttinterp::test;
 
 namespace {
 
-std::string subst(std::string text, const std::vector<std::pair<std::string, std::string>> &subs) {
-  for (const auto &[key, value] : subs)
-    for (size_t at = text.find(key); at != std::string::npos;
-         at = text.find(key, at + value.size()))
-      text.replace(at, key.size(), value);
-  return text;
-}
-
 /// out[i] = BODY over x[i] (%v) and the scalar %s splat as %ss, 8 lanes of type T.
 ///   @k(%x: !tt.ptr<T>, %out: !tt.ptr<T>, %s: T)
 std::string elementwiseTTIR(const std::string &type, const std::string &body,

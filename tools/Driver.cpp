@@ -285,6 +285,18 @@ void Run::reportHazards(const HazardTracker &tracker, const std::vector<PointerA
     fmt::print(out_, "  hazards: {} conflicting bytes\n", rep.hazardBytes);
 }
 
+/// What every launch's report says of it before it runs.
+LaunchReport launchHeader(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k) {
+  LaunchReport rep;
+  rep.index = index;
+  rep.function = k.function;
+  rep.kernel = l.kernel;
+  rep.kernelHash = k.hash;
+  rep.kernelCached = k.cached;
+  rep.grid = l.grid;
+  return rep;
+}
+
 int Run::checkDonations(size_t index, const LaunchSpec &l,
                         const std::vector<interp::Parameter> &params) {
   for (size_t d : l.donate) {
@@ -424,13 +436,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
   if (!session.prepare(pointers, memory, error))
     return badInput("memory", fmt::format("{}: {}: {}", spec_.file, l.path, error), index);
 
-  LaunchReport rep;
-  rep.index = index;
-  rep.function = k.function;
-  rep.kernel = l.kernel;
-  rep.kernelHash = k.hash;
-  rep.kernelCached = k.cached;
-  rep.grid = l.grid;
+  LaunchReport rep = launchHeader(index, l, k);
   rep.bytesIn = session.stats().bytesIn - inBefore;
 
   // Regions numbered in the order the pointer arguments first reach them.
@@ -579,13 +585,7 @@ int Run::nativeLaunch(size_t index, const LaunchSpec &l, const KernelLibrary::En
     args.push_back(cuda::KernelArg::pointer(view.address));
   }
 
-  LaunchReport rep;
-  rep.index = index;
-  rep.function = k.function;
-  rep.kernel = l.kernel;
-  rep.kernelHash = k.hash;
-  rep.kernelCached = k.cached;
-  rep.grid = l.grid;
+  LaunchReport rep = launchHeader(index, l, k);
   rep.native = l.native;
   report_.launches.push_back(std::move(rep));
   lastLaunch_ = report_.launches.size() - 1;

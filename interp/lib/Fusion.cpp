@@ -77,8 +77,7 @@ bool matchBound(mlir::Value mask, const Offsets &offsets, ContiguousAccess &a) {
   std::optional<RangeCompare> c = matchRangeCompare(mask.getDefiningOp());
   if (!c || !(Offsets{c->start, c->rangeStart} == offsets))
     return false;
-  a.bound = c->bound;
-  a.unsignedBound = c->unsignedBound;
+  a.range = *c;
   return true;
 }
 
@@ -119,15 +118,15 @@ void FusionPlan::analyze(mlir::Operation *function) {
     std::optional<Offsets> offsets = matchOffsets(addptr->getOperand(1));
     if (!a.base || !offsets || !mlir::isa<mlir::triton::PointerType>(a.base.getType()))
       return;
-    a.start = offsets->start;
-    a.rangeStart = offsets->rangeStart;
+    a.range.start = offsets->start;
+    a.range.rangeStart = offsets->rangeStart;
     unsigned maskOperand = maskOperandOf(op);
     if (op->getNumOperands() > maskOperand && !matchBound(op->getOperand(maskOperand), *offsets, a))
       a.mask = op->getOperand(maskOperand);
     accesses_[op] = a;
     chainOps.push_back(addptr);
     pushOperandDefs(addptr, 2, chainOps);
-    if (a.bound)
+    if (a.range.bound)
       chainOps.push_back(op->getOperand(maskOperand).getDefiningOp()); // a range compare
   });
 
@@ -140,7 +139,7 @@ void FusionPlan::analyze(mlir::Operation *function) {
       return false;
     if (operand == 0)
       return true; // the pointers
-    return operand == maskOperandOf(user) && fused->second.bound;
+    return operand == maskOperandOf(user) && fused->second.range.bound;
   };
   // Only tensor-valued ops: fused forms read the scalars (base, start, bound).
   auto pure = [](mlir::Operation *op) {

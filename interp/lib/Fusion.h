@@ -18,13 +18,13 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <optional>
 
 namespace ttinterp::interp {
 
-/// Lane i of a fused tt.load/tt.store addresses element
-/// i32(start + rangeStart + i) of `base`, and is active (when `bound` is set)
-/// iff that offset is below `bound` (signed or unsigned compare).
 /// Lane i of a fused range compare is `i32(start + rangeStart + i) < bound`
 /// (signed or unsigned): `arith.cmpi slt/ult, splat(start) + make_range,
 /// splat(bound)`, the mask of nearly every Triton block access, computed from
@@ -32,23 +32,43 @@ namespace ttinterp::interp {
 struct RangeCompare {
   mlir::Value start; ///< Scalar i32 added to the range; null when none.
   int64_t rangeStart = 0;
-  mlir::Value bound; ///< Scalar i32.
+  mlir::Value bound; ///< Scalar i32; null in a ContiguousAccess without one.
   bool unsignedBound = false;
 };
+
+/// Lane i of a fused tt.load/tt.store addresses element
+/// i32(range.start + range.rangeStart + i) of `base`, and is active when
+/// `range.bound` is set iff the range compare holds for it.
+struct ContiguousAccess {
+  mlir::Value base;   ///< Scalar !tt.ptr<T>.
+  RangeCompare range; ///< The offsets, and the mask when it is their compare.
+  mlir::Value mask;   ///< The op's mask when `range.bound` does not express it (null: none).
+};
+
+// What a range compare computes, shared by the fused cmpi and the fused accesses.
 
 /// Lane i's offset, exactly as addi(splat(start), make_range) wraps it.
 inline int32_t laneOffset(int32_t start, int64_t rangeStart, int64_t i) {
   return int32_t(uint32_t(start) + uint32_t(rangeStart + i));
 }
 
-struct ContiguousAccess {
-  mlir::Value base;         ///< Scalar !tt.ptr<T>.
-  mlir::Value start;        ///< Scalar i32 added to the range; null when none.
-  int64_t rangeStart = 0;   ///< The make_range's start.
-  mlir::Value bound;        ///< Scalar i32 n of `offsets < n`; null: the mask, if any, is a slot.
-  bool unsignedBound = false;
-  mlir::Value mask;         ///< The op's mask when `bound` does not express it (null: none).
-};
+/// Whether lane i's offset is below `bound`.
+inline bool rangeLane(int32_t start, int64_t rangeStart, int32_t bound, bool isUnsigned,
+                      int64_t i) {
+  int32_t offset = laneOffset(start, rangeStart, i);
+  return isUnsigned ? uint32_t(offset) < uint32_t(bound) : offset < bound;
+}
+
+/// How many of n lanes hold when they are exactly a prefix: no offset wraps
+/// and, unsigned, none is negative. nullopt otherwise (then use rangeLane).
+inline std::optional<int64_t> rangePrefix(int32_t start, int64_t rangeStart, int32_t bound,
+                                          bool isUnsigned, int64_t n) {
+  int64_t first = int64_t(start) + rangeStart;
+  if (first < INT32_MIN || first + n - 1 > INT32_MAX || (isUnsigned && first < 0))
+    return std::nullopt;
+  int64_t limit = isUnsigned ? int64_t(uint32_t(bound)) : int64_t(bound);
+  return std::clamp<int64_t>(limit - first, 0, n);
+}
 
 class FusionPlan {
 public:

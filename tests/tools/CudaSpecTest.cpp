@@ -58,28 +58,6 @@ private:
   std::optional<std::string> old_;
 };
 
-struct SpecRun {
-  TempDir dir;
-  CliResult cli;
-  Json report;
-  std::vector<float> buffer(const std::string &name) const {
-    return floats(dir / ("out/" + name + ".npy"));
-  }
-};
-
-/// Writes `spec` and runs `ttinterp <command>` on it with --out and --report.
-std::unique_ptr<SpecRun> run(const Json &spec, const std::string &extra = "",
-                             const std::string &command = "run") {
-  auto r = std::make_unique<SpecRun>();
-  std::string path = r->dir.write("spec.json", spec.dump(2));
-  r->cli = runCli(command + " " + quote(path) + " --out " + quote(r->dir / "out") + " --report " +
-                  quote(r->dir / "report.json") + " " + extra);
-  std::string text = readFile(r->dir / "report.json");
-  if (!text.empty())
-    r->report = Json::parse(text);
-  return r;
-}
-
 Json aliasSpec() {
   return Json::parse(R"({"buffers": {"b": {"dtype": "f32", "shape": [8], "init": {"fill": 7},
                                            "device": "cuda"}},
@@ -110,7 +88,7 @@ Json nativeAdd(const std::string &binary) {
 
 /// `ttinterp check --native` on `spec` (with --out and --report) plus `extra`.
 std::unique_ptr<SpecRun> checkNative(const Json &spec, const std::string &extra = "") {
-  return run(spec, "--native " + extra, "check");
+  return runSpec(spec, "check", "--native " + extra);
 }
 
 /// The line check --native prints for `buffer` after the run summaries (empty when none).
@@ -131,7 +109,7 @@ TEST_CASE("cuda spec: without a driver, asking for CUDA is bad input naming libc
   TempDir dir;
   ScopedEnv env("TTINTERP_LIBCUDA", dir / "no-such-libcuda.so");
   Json spec = {{"buffers", addBuffers()}, {"launches", {addLaunch("x", "y", "out")}}};
-  auto r = run(spec);
+  auto r = runSpec(spec);
   CHECK(r->cli.status == 2);
   // nlohmann::json writes keys sorted, so 'out' is the spec's first buffer.
   CHECK(r->cli.err.find("buffers.out.device asks for CUDA") != std::string::npos);
@@ -148,7 +126,7 @@ TEST_CASE("cuda spec: without a driver, asking for CUDA is bad input naming libc
                   {"native", kAddCubin},
                   {"grid", {1}},
                   {"args", {{{"i32", 1}}, {{"i32", 1}}, {{"i32", 1}}, {{"i32", 1}}}}}}}};
-  auto n = run(host);
+  auto n = runSpec(host);
   CHECK(n->cli.status == 2);
   CHECK(n->cli.err.find("launches[0].native asks for CUDA") != std::string::npos);
   CHECK(n->cli.err.find("libcuda.so.1") != std::string::npos);
@@ -184,7 +162,7 @@ TEST_CASE("cuda spec: --in-place with a device buffer is a spec error before the
   TempDir dir;
   ScopedEnv env("TTINTERP_LIBCUDA", dir / "no-such-libcuda.so");
   Json spec = {{"buffers", addBuffers()}, {"launches", {addLaunch("x", "y", "out")}}};
-  auto r = run(spec, "--in-place");
+  auto r = runSpec(spec, "run", "--in-place");
   CHECK(r->cli.status == 2);
   CHECK(r->cli.err.find("spec.json: buffers.out.device: --in-place needs host buffers, but "
                         "buffer 'out' is on the CUDA device") != std::string::npos);
@@ -244,7 +222,7 @@ TEST_CASE("cuda spec: alias_5791 on a device buffer gives b = [1, 7, 7, 7, 7, 7,
   ScopedEnv env("TTINTERP_LIBCUDA", TTINTERP_FAKE_LIBCUDA);
   Json spec = aliasSpec();
   spec["launches"][0]["kernel"] = kAlias;
-  auto r = run(spec);
+  auto r = runSpec(spec);
   REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
   CHECK(r->buffer("b") == std::vector<float>{1, 7, 7, 7, 7, 7, 7, 7});
   // The kernel only stores: nothing comes off the device, and only the one stored element
@@ -259,7 +237,7 @@ TEST_CASE("cuda spec: vector_add over device and host buffers, with a sync of a 
   ScopedEnv env("TTINTERP_LIBCUDA", TTINTERP_FAKE_LIBCUDA);
   Json spec = {{"buffers", addBuffers(/*hostY=*/true)},
                {"launches", {addLaunch("x", "y", "out"), {{"sync", {"out"}}}}}};
-  auto r = run(spec);
+  auto r = runSpec(spec);
   REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
   std::vector<float> out = r->buffer("out");
   REQUIRE(out.size() == 1000);
@@ -278,7 +256,7 @@ TEST_CASE("cuda spec: a native launch writes back pending bytes first and runs o
   Json spec = {
       {"buffers", addBuffers()},
       {"launches", {addLaunch("x", "y", "out"), nativeAdd(kAddCubin), addLaunch("out", "y", "x")}}};
-  auto r = run(spec);
+  auto r = runSpec(spec);
   REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
   CHECK(r->report["launches"][1]["native"] == kAddCubin);
   CHECK(r->report["syncs"][0]["kind"] == "native_step");
@@ -298,14 +276,14 @@ TEST_CASE("cuda spec: native launch files are checked before anything runs") {
   std::filesystem::copy_file(kAddCubin, cubin);
   Json spec = {{"buffers", addBuffers()},
                {"launches", {addLaunch("x", "y", "out"), nativeAdd(cubin)}}};
-  auto r = run(spec);
+  auto r = runSpec(spec);
   CHECK(r->cli.status == 2);
   CHECK(r->cli.err.find("spec.json: launches[1].native: cannot read '" + bin / "vector_add.json" +
                         "'") != std::string::npos);
   CHECK(r->report["launches"].empty());
 
   spec["launches"][1]["metadata"] = bin / "other.json";
-  r = run(spec);
+  r = runSpec(spec);
   CHECK(r->cli.status == 2);
   CHECK(r->cli.err.find("launches[1].metadata: cannot read") != std::string::npos);
 }

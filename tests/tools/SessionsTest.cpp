@@ -27,29 +27,6 @@ const std::string kInplace = sourcePath("examples/inplace_add/inplace_add.ttir")
 const std::string kShift = sourcePath("tests/data/kernels/shift_copy/shift_copy.ttir");
 const std::string kPointerTable = sourcePath("tests/data/kernels/pointer_table/pointer_table.ttir");
 
-struct SpecRun {
-  CliResult cli;
-  Json report;
-  TempDir dir;
-  std::vector<float> buffer(const std::string &name) const { return floats(dir / ("out/" + name + ".npy")); }
-  bool hasOutput(const std::string &name) const {
-    return std::filesystem::exists(dir / ("out/" + name + ".npy"));
-  }
-};
-
-/// Writes `spec` and runs `ttinterp COMMAND` on it with --out and --report.
-std::unique_ptr<SpecRun> run(const Json &spec, const std::string &command = "run",
-                             const std::string &extra = "") {
-  auto r = std::make_unique<SpecRun>();
-  std::string path = r->dir.write("spec.json", spec.dump(2));
-  r->cli = runCli(command + " " + quote(path) + " --out " + quote(r->dir / "out") + " --report " +
-                  quote(r->dir / "report.json") + " " + extra);
-  std::string text = readFile(r->dir / "report.json");
-  if (!text.empty())
-    r->report = Json::parse(text);
-  return r;
-}
-
 Json add(const Json &x, const Json &y, const Json &out, int n, Json donate = Json::array()) {
   return {{"kernel", kAdd}, {"grid", {(n + 1023) / 1024}}, {"args", {x, y, out, {{"i32", n}}}},
           {"donate", donate}};
@@ -66,7 +43,7 @@ TEST_CASE("S0: a launch aliased differently never reuses the plan of distinct bu
   Json spec = {{"buffers", {{"x", f32(8, "arange")}, {"y", f32(8, {{"fill", 10}})},
                             {"out", f32(8, "zeros")}}},
                {"launches", {add("x", "y", "out", 8), add("x", "y", "x", 8), add("x", "y", "out", 8)}}};
-  auto r = run(spec);
+  auto r = runSpec(spec);
   REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
   const Json &l = r->report["launches"];
   CHECK(l[0]["plan_key"] == l[2]["plan_key"]);
@@ -86,7 +63,7 @@ TEST_CASE("S0: a launch aliased differently never reuses the plan of distinct bu
     Json donating = spec;
     donating["launches"][0]["donate"] = {"out"};
     donating["launches"][2]["donate"] = {"out"};
-    auto d = run(donating);
+    auto d = runSpec(donating);
     REQUIRE_MESSAGE(d->cli.status == 0, d->cli.err);
     const Json &dl = d->report["launches"];
     CHECK(dl[0]["plan_key"] == dl[2]["plan_key"]);
@@ -104,7 +81,7 @@ TEST_CASE("S0: t1 += t0 in place, step, t2 = t1 + t0 gives t1 == 3 and t2 == 4")
   Json spec = {{"buffers", {{"t0", f32(1, {{"fill", 1}})}, {"t1", f32(1, {{"fill", 2}})},
                             {"t2", f32(1, "zeros")}}},
                {"launches", {inplace("t1", "t0", 1), {{"step", true}}, add("t1", "t0", "t2", 1)}}};
-  auto r = run(spec);
+  auto r = runSpec(spec);
   REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
   CHECK(r->buffer("t1")[0] == 3.0f);
   CHECK(r->buffer("t2")[0] == 4.0f);
@@ -116,7 +93,7 @@ TEST_CASE("S1: a partial sync writes back one buffer and changes nothing else") 
                             {"t2", f32(1, "zeros")}, {"one", f32(1, {{"fill", 1}})}}},
                {"launches", {add("t0", "t1", "t2", 1), inplace("t1", "one", 1),
                              {{"sync", {"t1"}}}, {{"step", true}}}}};
-  auto r = run(spec);
+  auto r = runSpec(spec);
   REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
   CHECK(r->buffer("t2")[0] == 3.0f);
   CHECK(r->buffer("t1")[0] == 3.0f);
@@ -135,7 +112,7 @@ TEST_CASE("S1: a donated scratch buffer survives a partial sync and fails after 
                {"launches", {add("x", "y", "scratch", 4, {"scratch"}), {{"sync", {"x"}}},
                              add("scratch", "y", "out", 4), {{"step", true}},
                              add("scratch", "y", "out", 4)}}};
-  auto r = run(spec);
+  auto r = runSpec(spec);
   CHECK(r->cli.status == 1);
   CHECK(r->cli.err.find("donated_buffer") != std::string::npos);
   CHECK(r->cli.err.find("'scratch'") != std::string::npos);
@@ -156,7 +133,7 @@ TEST_CASE("donating a buffer that overlaps another argument of its launch is a s
   spec["launches"][0]["args"][2] = "sub";
   spec["launches"][0]["args"][1] = "y";
   spec["launches"][0]["args"][0] = "x";
-  auto r = run(spec);
+  auto r = runSpec(spec);
   CHECK(r->cli.status == 2);
   CHECK(r->cli.err.find("shares memory with argument") != std::string::npos);
 }
@@ -174,7 +151,7 @@ TEST_CASE("S2: the same kernel with other locations and SSA names hashes equal a
                             {"out", f32(8, "zeros")}}},
                {"launches", {add("x", "y", "out", 8), add("x", "y", "out", 8)}}};
   spec["launches"][1]["kernel"] = other;
-  auto r = run(spec);
+  auto r = runSpec(spec);
   REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
   const Json &l = r->report["launches"];
   CHECK(l[0]["kernel_hash"] == l[1]["kernel_hash"]);
@@ -194,7 +171,7 @@ TEST_CASE("shifted overlapping views: hazards reported, order-dependent results 
                                         {{"view", "buf"}, {"offset", 1}, {"shape", {256}}, {"strides", {1}}},
                                         {{"i32", 256}},
                                         {{"i32", 1}}}}}}}};
-  auto r = run(spec, "run", "--hazards");
+  auto r = runSpec(spec, "run", "--hazards");
   REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
   const Json &h = r->report["launches"][0]["hazards"];
   REQUIRE(h.size() == 3);
@@ -208,7 +185,7 @@ TEST_CASE("shifted overlapping views: hazards reported, order-dependent results 
   }
   CHECK(r->report["launches"][0]["hazard_bytes"] == 12);
 
-  auto c = run(spec, "check");
+  auto c = runSpec(spec, "check");
   CHECK(c->cli.status == 1);
   CHECK(c->cli.out.find("buffer 'buf' differs with the reversed program order") !=
         std::string::npos);
@@ -224,7 +201,7 @@ TEST_CASE("interleaved views: no hazard, and check finds nothing") {
                                         {{"view", "buf"}, {"offset", 1}, {"shape", {8}}, {"strides", {2}}},
                                         {{"i32", 8}},
                                         {{"i32", 2}}}}}}}};
-  auto r = run(spec, "check");
+  auto r = runSpec(spec, "check");
   REQUIRE_MESSAGE(r->cli.status == 0, (r->cli.err + r->cli.out));
   std::vector<float> buf = r->buffer("buf");
   for (int i = 0; i < 8; ++i) {
@@ -242,7 +219,7 @@ TEST_CASE("two storages overlapping in memory share one shadow") {
                             {"sub", {{"alias_of", "base"}, {"byte_offset", 16}, {"dtype", "f32"},
                                      {"shape", {8}}}}}},
                {"launches", {inplace("sub", "ones", 8), add("base", "zero", "copy", 16)}}};
-  auto r = run(spec);
+  auto r = runSpec(spec);
   REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
   std::vector<float> base = r->buffer("base"), copy = r->buffer("copy"), sub = r->buffer("sub");
   for (int i = 0; i < 16; ++i) {

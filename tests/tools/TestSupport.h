@@ -4,12 +4,14 @@
 #include "Npy.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -84,7 +86,6 @@ inline std::string quote(const std::string &s) {
   return q + "'";
 }
 
-/// Path of a file in the source tree.
 /// The values of an f32 .npy file (NumPy's or ttinterp's --out).
 inline std::vector<float> floats(const std::string &path) {
   NpyArray a;
@@ -95,8 +96,36 @@ inline std::vector<float> floats(const std::string &path) {
   return v;
 }
 
+/// Path of a file in the source tree.
 inline std::string sourcePath(const std::string &relative) {
   return std::string(TTINTERP_SOURCE_DIR) + "/" + relative;
+}
+
+/// One `ttinterp` run of a spec written to a fresh folder, with --out and --report there.
+struct SpecRun {
+  TempDir dir;
+  CliResult cli;
+  nlohmann::json report; ///< Empty when no report was written.
+  std::vector<float> buffer(const std::string &name) const {
+    return floats(dir / ("out/" + name + ".npy"));
+  }
+  bool hasOutput(const std::string &name) const {
+    return std::filesystem::exists(dir / ("out/" + name + ".npy"));
+  }
+};
+
+/// Writes `spec` and runs `ttinterp COMMAND` on it with --out, --report and `extra`.
+inline std::unique_ptr<SpecRun> runSpec(const nlohmann::json &spec,
+                                        const std::string &command = "run",
+                                        const std::string &extra = "") {
+  auto r = std::make_unique<SpecRun>();
+  std::string path = r->dir.write("spec.json", spec.dump(2));
+  r->cli = runCli(command + " " + quote(path) + " --out " + quote(r->dir / "out") + " --report " +
+                  quote(r->dir / "report.json") + " " + extra);
+  std::string text = readFile(r->dir / "report.json");
+  if (!text.empty())
+    r->report = nlohmann::json::parse(text);
+  return r;
 }
 
 } // namespace ttinterp::testing

@@ -12,7 +12,6 @@
 
 #include "llvm/ADT/APFloat.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -315,19 +314,13 @@ template <bool Unsigned> void rangeCompareKernel(Frame &f, const Instr &in) {
   int32_t bound = *f.at<int32_t>(in.operands[0]);
   int32_t start = d.hasStart ? *f.at<int32_t>(in.operands[1]) : 0;
   uint8_t *r = f.at<uint8_t>(in.results[0]);
-  int64_t n = in.n, first = int64_t(start) + d.rangeStart;
-  if (first >= INT32_MIN && first + n - 1 <= INT32_MAX && !(Unsigned && first < 0)) {
-    // No offset wraps (and, unsigned, none is negative): the true lanes are a prefix.
-    int64_t limit = Unsigned ? int64_t(uint32_t(bound)) : int64_t(bound);
-    int64_t active = std::clamp<int64_t>(limit - first, 0, n);
-    std::memset(r, 1, size_t(active));
-    std::memset(r + active, 0, size_t(n - active));
+  if (std::optional<int64_t> active = rangePrefix(start, d.rangeStart, bound, Unsigned, in.n)) {
+    std::memset(r, 1, size_t(*active));
+    std::memset(r + *active, 0, size_t(in.n - *active));
     return;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    int32_t off = laneOffset(start, d.rangeStart, i);
-    r[i] = Unsigned ? uint32_t(off) < uint32_t(bound) : off < bound;
-  }
+  for (int64_t i = 0; i < in.n; ++i)
+    r[i] = rangeLane(start, d.rangeStart, bound, Unsigned, i);
 }
 
 bool lowerRangeCompare(mlir::Operation *op, const RangeCompare &c, Lowerer &L) {

@@ -12,7 +12,6 @@
 
 #include "ttinterp/frontend/Dialect.h"
 
-#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -155,11 +154,12 @@ bool activePrefix(Frame &f, const Instr &in, const FusedOperands &o, int64_t n, 
     return false;
   lane0 = tagged::advance(*f.at<uint64_t>(in.operands[0]), first * int64_t(Size));
   if (o.bound >= 0) {
-    int32_t bound = *f.at<int32_t>(in.operands[o.bound]);
-    if (o.unsignedBound && first < 0)
-      return false; // unsigned order breaks where the offsets cross zero
-    int64_t limit = o.unsignedBound ? int64_t(uint32_t(bound)) : int64_t(bound);
-    active = std::clamp<int64_t>(limit - first, 0, n);
+    std::optional<int64_t> prefix = rangePrefix(start, o.rangeStart,
+                                                *f.at<int32_t>(in.operands[o.bound]),
+                                                o.unsignedBound, n);
+    if (!prefix)
+      return false;
+    active = *prefix;
   } else if (o.mask >= 0) {
     const uint8_t *m = f.at<uint8_t>(in.operands[o.mask]);
     const void *zero = std::memchr(m, 0, size_t(n));
@@ -189,10 +189,8 @@ const uint8_t *materializeLanes(Frame &f, const Instr &in, const FusedOperands &
     return nullptr;
   int32_t bound = *f.at<int32_t>(in.operands[o.bound]);
   f.laneMask.resize(size_t(n));
-  for (int64_t i = 0; i < n; ++i) {
-    int32_t off = laneOffset(start, o.rangeStart, i);
-    f.laneMask[i] = o.unsignedBound ? uint32_t(off) < uint32_t(bound) : off < bound;
-  }
+  for (int64_t i = 0; i < n; ++i)
+    f.laneMask[i] = rangeLane(start, o.rangeStart, bound, o.unsignedBound, i);
   return f.laneMask.data();
 }
 
@@ -261,17 +259,17 @@ template <DType D> void fusedStoreKernel(Frame &f, const Instr &in) {
 bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, Lowerer &L) {
   bool load = op->getName().getStringRef() == "tt.load";
   FusedOperands o;
-  o.rangeStart = a.rangeStart;
-  o.unsignedBound = a.unsignedBound;
+  o.rangeStart = a.range.rangeStart;
+  o.unsignedBound = a.range.unsignedBound;
   std::vector<SlotId> operands{L.use(a.base)};
   auto add = [&](mlir::Value v) {
     operands.push_back(L.use(v));
     return int(operands.size() - 1);
   };
-  if (a.start)
-    o.start = add(a.start);
-  if (a.bound)
-    o.bound = add(a.bound);
+  if (a.range.start)
+    o.start = add(a.range.start);
+  if (a.range.bound)
+    o.bound = add(a.range.bound);
   else if (a.mask)
     o.mask = add(a.mask);
   if (!load)

@@ -1,8 +1,6 @@
 //===- Executor.cpp - Running a Program over a launch grid ----------------===//
 #include "Program.h"
 
-#include "llvm/Support/ThreadPool.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +8,8 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <system_error>
+#include <thread>
 
 namespace ttinterp::interp {
 
@@ -228,38 +228,47 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
   // (consecutive programs touch consecutive memory: one stream per worker for
   // the prefetcher, not every other page). On a fault, programs after it are
   // skipped but earlier ones still finish, so the fault reported is the one a
-  // serial run would report first.
+  // serial run would report first. The calling thread is one of the workers:
+  // a launch starts `threads - 1` threads, never more threads than it uses,
+  // and work begins at once instead of after the last thread has started.
   memory.setConcurrent(true);
   const int64_t chunk = std::max<int64_t>(1, total / (int64_t(threads) * 64));
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> firstFault{total};
   std::mutex faultMutex;
   std::optional<Fault> fault;
-  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.async([&] {
-      FrameStorage storage(p, memory, arguments, options, &printer);
-      for (;;) {
-        int64_t first = next.fetch_add(chunk);
-        for (int64_t linear = first; linear < std::min(first + chunk, total); ++linear) {
-          if (linear > firstFault.load())
-            return;
-          storage.runProgram(linear);
-          if (storage.frame.fault) {
-            std::lock_guard<std::mutex> lock(faultMutex);
-            if (linear < firstFault.load()) {
-              firstFault.store(linear);
-              fault = storage.frame.fault;
-            }
-            return;
-          }
-        }
-        if (first >= total)
+  auto work = [&] {
+    FrameStorage storage(p, memory, arguments, options, &printer);
+    for (;;) {
+      int64_t first = next.fetch_add(chunk);
+      if (first >= total)
+        return;
+      for (int64_t linear = first; linear < std::min(first + chunk, total); ++linear) {
+        if (linear > firstFault.load())
           return;
+        storage.runProgram(linear);
+        if (storage.frame.fault) {
+          std::lock_guard<std::mutex> lock(faultMutex);
+          if (linear < firstFault.load()) {
+            firstFault.store(linear);
+            fault = storage.frame.fault;
+          }
+          return;
+        }
       }
-    });
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error &) {
+      break; // No more threads to be had: the ones running share the work.
+    }
   }
-  pool.wait();
+  work();
+  for (std::thread &helper : helpers)
+    helper.join();
   memory.setConcurrent(false);
   return fault;
 }

@@ -6,8 +6,10 @@
 // prints median times and ratios. Not a test: speed targets are read off its
 // output (docs/performance.md), never asserted.
 //
-// Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] [--hazards] [--memory]
+// Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] [--hazards] [--phases]
+//                       [--memory | --memory-in-place]
 //   --hazards  also time each kernel with cross-program hazard tracking on
+//   --phases   also split each interpreted launch into prepare, run and write-back
 //   --memory   peak resident memory of 8 overlapping views of one 1 GiB buffer
 //   --memory-in-place  the same without shadows
 //
@@ -80,8 +82,19 @@ Kernel load(const std::string &name) {
   return k;
 }
 
+/// Where one interpreted launch spent its time, in seconds.
+struct Phases {
+  double prepare = 0; ///< Grouping into regions, shadows, copy-in.
+  double run = 0;     ///< Kernel::run over the grid.
+  double writeBack = 0;
+};
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 /// One interpreted launch, as a user runs it: session, launch, write-back.
-void launch(const interp::Kernel &kernel, std::vector<std::vector<float> *> buffers,
+Phases launch(const interp::Kernel &kernel, std::vector<std::vector<float> *> buffers,
             std::vector<interp::ArgumentValue> scalars, std::array<int64_t, 3> grid,
             unsigned threads, bool hazards = false) {
   Session::Options sessionOptions;
@@ -99,21 +112,32 @@ void launch(const interp::Kernel &kernel, std::vector<std::vector<float> *> buff
   kernel.applyAccess(args, pointers);
   LaunchMemory memory;
   std::string error;
+  Phases phases;
+  auto t0 = std::chrono::steady_clock::now();
   if (!session.prepare(pointers, memory, error)) {
     fmt::print(stderr, "ttinterp-bench: {}\n", error);
     std::exit(2);
   }
+  phases.prepare = since(t0);
   interp::LaunchOptions options;
   options.grid = grid;
   options.threads = threads;
   HazardTracker tracker;
   if (hazards)
     memory.setHazardTracker(&tracker);
+  t0 = std::chrono::steady_clock::now();
   if (auto fault = kernel.run(args, memory, options)) {
     fmt::print(stderr, "ttinterp-bench: fault: {}\n", fault->message);
     std::exit(1);
   }
-  session.step(error);
+  phases.run = since(t0);
+  t0 = std::chrono::steady_clock::now();
+  if (!session.step(error)) {
+    fmt::print(stderr, "ttinterp-bench: {}\n", error);
+    std::exit(2);
+  }
+  phases.writeBack = since(t0);
+  return phases;
 }
 
 interp::ArgumentValue i32(int64_t v) {
@@ -130,7 +154,7 @@ interp::ArgumentValue f32(double v) {
 struct Case {
   std::string name;
   std::string what;
-  std::function<void(unsigned threads, bool hazards)> interpreted;
+  std::function<Phases(unsigned threads, bool hazards)> interpreted;
   /// The plain C++ computation of rows [part * n / parts, (part + 1) * n / parts);
   /// (0, 1) is the whole single-threaded reference.
   std::function<void(int64_t part, int64_t parts)> native;
@@ -205,7 +229,7 @@ int memoryBenchmark(bool inPlace) {
 int main(int argc, char **argv) {
   int repeats = 5;
   unsigned threads = 2;
-  bool hazards = false;
+  bool hazards = false, phases = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -217,13 +241,15 @@ int main(int argc, char **argv) {
       only = argv[++i];
     else if (a == "--hazards")
       hazards = true;
+    else if (a == "--phases")
+      phases = true;
     else if (a == "--memory")
       return memoryBenchmark(false);
     else if (a == "--memory-in-place")
       return memoryBenchmark(true);
     else {
       fmt::print(stderr, "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] "
-                         "[--hazards] [--memory | --memory-in-place]\n");
+                         "[--hazards] [--phases] [--memory | --memory-in-place]\n");
       return 2;
     }
   }
@@ -236,7 +262,7 @@ int main(int argc, char **argv) {
   Kernel add = load("vector_add");
   cases.push_back({"vector_add", "2^24 f32",
                    [&](unsigned t, bool h) {
-                     launch(*add.kernel, {&x, &y, &out}, {i32(n)}, {n / 1024, 1, 1}, t, h);
+                     return launch(*add.kernel, {&x, &y, &out}, {i32(n)}, {n / 1024, 1, 1}, t, h);
                    },
                    [&](int64_t part, int64_t parts) {
                      for (int64_t i = part * n / parts; i < (part + 1) * n / parts; ++i)
@@ -249,7 +275,7 @@ int main(int argc, char **argv) {
   Kernel softmax = load("softmax_1024");
   cases.push_back({"softmax", "4096x1024 f32",
                    [&](unsigned t, bool h) {
-                     launch(*softmax.kernel, {&sout, &sin}, {i32(cols), i32(cols), i32(cols)},
+                     return launch(*softmax.kernel, {&sout, &sin}, {i32(cols), i32(cols), i32(cols)},
                             {rows, 1, 1}, t, h);
                    },
                    [&](int64_t part, int64_t parts) {
@@ -282,12 +308,12 @@ int main(int argc, char **argv) {
   std::vector<interp::ArgumentValue> mmArgs{i32(m), i32(m), i32(m), i32(m), i32(m), i32(m)};
   cases.push_back({"matmul_ieee", "512^3 f32",
                    [&](unsigned t, bool h) {
-                     launch(*mmIeee.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
+                     return launch(*mmIeee.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
                    },
                    gemm});
   cases.push_back({"matmul_tf32", "512^3 f32",
                    [&](unsigned t, bool h) {
-                     launch(*mmTf32.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
+                     return launch(*mmTf32.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
                    },
                    gemm});
 
@@ -297,7 +323,7 @@ int main(int argc, char **argv) {
   Kernel layernorm = load("layernorm");
   cases.push_back({"layernorm", "4096x1024 f32",
                    [&](unsigned t, bool h) {
-                     launch(*layernorm.kernel, {&lx, &ly, &w, &bias, &mean, &rstd},
+                     return launch(*layernorm.kernel, {&lx, &ly, &w, &bias, &mean, &rstd},
                             {i32(cols), i32(cols), f32(1e-5)}, {rows, 1, 1}, t, h);
                    },
                    [&](int64_t part, int64_t parts) {
@@ -325,13 +351,14 @@ int main(int argc, char **argv) {
     if (!only.empty() && cs.name != only)
       continue;
     std::vector<double> native, nativeMany, one, many, tracked;
+    std::vector<Phases> onePhases, manyPhases;
     cs.native(0, 1); // warm up caches and pages
     cs.interpreted(1, false);
     for (int r = 0; r < repeats; ++r) {
       native.push_back(seconds([&] { cs.native(0, 1); }));
       nativeMany.push_back(seconds([&] { nativeOnThreads(cs, threads); }));
-      one.push_back(seconds([&] { cs.interpreted(1, false); }));
-      many.push_back(seconds([&] { cs.interpreted(threads, false); }));
+      one.push_back(seconds([&] { onePhases.push_back(cs.interpreted(1, false)); }));
+      many.push_back(seconds([&] { manyPhases.push_back(cs.interpreted(threads, false)); }));
       if (hazards)
         tracked.push_back(seconds([&] { cs.interpreted(1, true); }));
     }
@@ -350,6 +377,19 @@ int main(int argc, char **argv) {
     fmt::print("{:<12} {:<14} {:>11.2f} {:>11.2f} {:>9.3f} {:>11.2f} {:>8.2f}x {:>10.2f}x{}\n",
                cs.name, cs.what, tn * 1e3, t1 * 1e3, pairedRatio(native, one), tt * 1e3,
                pairedRatio(one, many), pairedRatio(native, nativeMany), extra);
+    if (phases)
+      for (double Phases::*phase : {&Phases::prepare, &Phases::run, &Phases::writeBack}) {
+        std::vector<double> a, b;
+        for (int r = 0; r < repeats; ++r) {
+          a.push_back(onePhases[size_t(r)].*phase);
+          b.push_back(manyPhases[size_t(r)].*phase);
+        }
+        const char *name = phase == &Phases::prepare ? "prepare"
+                           : phase == &Phases::run   ? "run"
+                                                     : "write-back";
+        fmt::print("  {:<25} {:>11} {:>11.2f} {:>9} {:>11.2f} {:>8.2f}x\n", name, "",
+                   median(a) * 1e3, "", median(b) * 1e3, pairedRatio(a, b));
+      }
   }
   fmt::print("times are medians; ratio = native time / interpreted time (1 thread); speedup = 1 "
              "thread / {0} threads;\n"

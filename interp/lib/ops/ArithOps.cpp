@@ -119,13 +119,13 @@ template <DType D, DivKind K> void divKernel(Frame &f, const Instr &in) {
   using U = UnsignedRepr<D>;
   const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     if (b[i] == 0) {
       f.fail(in.site, "division_by_zero", "integer division by zero", i);
       return;
     }
   }
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     int64_t sa = signedValue<D>(a[i]), sb = signedValue<D>(b[i]);
     uint64_t ua = unsignedValue<D>(a[i]), ub = unsignedValue<D>(b[i]);
     // The only signed overflow, MIN / -1, wraps to MIN (remainder 0): done in
@@ -169,7 +169,7 @@ template <DType D, bool Signed> void mulExtendedKernel(Frame &f, const Instr &in
   constexpr unsigned bits = bitWidth<D>();
   const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
   T *lo = f.at<T>(in.results[0]), *hi = f.at<T>(in.results[1]);
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     __int128 p = Signed
                      ? __int128(signedValue<D>(a[i])) * signedValue<D>(b[i])
                      : __int128((unsigned __int128)unsignedValue<D>(a[i]) * unsignedValue<D>(b[i]));
@@ -247,10 +247,10 @@ template <DType D, int P, bool ScalarRhs> void cmpIKernel(Frame &f, const Instr 
   uint8_t *r = f.at<uint8_t>(in.results[0]);
   if constexpr (ScalarRhs) {
     const T y = b[0];
-    for (int64_t i = 0; i < in.n; ++i)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = compareInts<D, P>(a[i], y);
   } else {
-    for (int64_t i = 0; i < in.n; ++i)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = compareInts<D, P>(a[i], b[i]);
   }
 }
@@ -259,7 +259,7 @@ template <DType D, int P> void cmpFKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
   uint8_t *r = f.at<uint8_t>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     T x = a[i], y = b[i];
     bool unordered = std::isnan(x) || std::isnan(y);
     bool v = false;
@@ -319,7 +319,7 @@ template <bool Unsigned> void rangeCompareKernel(Frame &f, const Instr &in) {
     std::memset(r + *active, 0, size_t(in.n - *active));
     return;
   }
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = rangeLane(start, d.rangeStart, bound, Unsigned, i);
 }
 
@@ -378,7 +378,7 @@ template <class T, bool ScalarCondition> void selectKernel(Frame &f, const Instr
   const uint8_t *c = f.at<uint8_t>(in.operands[0]);
   const T *a = f.at<T>(in.operands[1]), *b = f.at<T>(in.operands[2]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = (ScalarCondition ? c[0] : c[i]) ? a[i] : b[i];
 }
 
@@ -461,7 +461,7 @@ template <DType To> Repr<To> saturateToInt(double v, bool isSigned) {
 template <DType From, DType To, Cast C> void castKernel(Frame &f, const Instr &in) {
   const Repr<From> *a = f.at<Repr<From>>(in.operands[0]);
   Repr<To> *r = f.at<Repr<To>>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     if constexpr (C == Cast::ExtSI)
       r[i] = wrap<To>(Repr<To>(signedValue<From>(a[i])));
     else if constexpr (C == Cast::ExtUI || C == Cast::TruncI)
@@ -514,7 +514,7 @@ template <DType From, DType To> void bitcastKernel(Frame &f, const Instr &in) {
   const Repr<From> *a = f.at<Repr<From>>(in.operands[0]);
   Repr<To> *r = f.at<Repr<To>>(in.results[0]);
   uint8_t bits[8];
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     storeElement<From>(bits, a[i]);
     r[i] = loadElement<To>(bits);
   }

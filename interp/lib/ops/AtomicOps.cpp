@@ -131,7 +131,7 @@ template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in
   if (!checkLanes(f, in, p, mask, in.n, size))
     return;
   const LaunchMemory &mem = *f.memory;
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     if (HasMask && !mask[i]) {
       r[i] = T(0); // undefined on the GPU (the predicated-off atom writes no register)
       continue;
@@ -151,7 +151,7 @@ template <DType D> void casKernel(Frame &f, const Instr &in) {
   if (!checkLanes(f, in, p, nullptr, in.n, size))
     return;
   const LaunchMemory &mem = *f.memory;
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     // atom.cas compares bits (so -0.0 and +0.0 differ for floats).
     B expected = encode<D>(cmp[i]);
     B *addr = reinterpret_cast<B *>(mem.translate(p[i], size));

@@ -40,7 +40,7 @@ template <DType From, DType To, bool TowardZero> Repr<To> convertFloat(Repr<From
 template <DType From, DType To, bool TowardZero> void fpToFpKernel(Frame &f, const Instr &in) {
   const Repr<From> *a = f.at<Repr<From>>(in.operands[0]);
   Repr<To> *r = f.at<Repr<To>>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = convertFloat<From, To, TowardZero>(a[i]);
 }
 

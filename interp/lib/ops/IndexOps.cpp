@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ttinterp::interp {
 namespace {
 
@@ -30,7 +32,7 @@ template <class T, DType IndexType> void gatherKernel(Frame &f, const Instr &in)
   const T *src = f.at<T>(in.operands[0]);
   const Repr<IndexType> *index = f.at<Repr<IndexType>>(in.operands[1]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     int64_t k = signedValue<IndexType>(index[i]);
     if (k < 0 || k >= d.sourceLength) {
       f.fail(in.site, "out_of_bounds",
@@ -111,8 +113,7 @@ template <DType Value, DType Count, bool HasMask> void histogramKernel(Frame &f,
   Repr<Count> *bins = f.at<Repr<Count>>(in.results[0]);
   int64_t n = f.slot(in.operands[0]).numel;
   uint64_t numBins = uint64_t(in.n);
-  for (int64_t b = 0; b < in.n; ++b)
-    bins[b] = 0;
+  std::fill(bins, bins + numBins, Repr<Count>(0));
   for (int64_t i = 0; i < n; ++i) {
     if (HasMask && !mask[i])
       continue;

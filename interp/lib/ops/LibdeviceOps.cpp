@@ -271,20 +271,20 @@ int32_t umul24(int32_t a, int32_t b) {
 template <class R, class A, R (*Fn)(A)> void map1(Frame &f, const Instr &in) {
   const A *a = f.at<A>(in.operands[0]);
   R *r = f.at<R>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = Fn(a[i]);
 }
 template <class R, class A, class B, R (*Fn)(A, B)> void map2(Frame &f, const Instr &in) {
   const A *a = f.at<A>(in.operands[0]);
   const B *b = f.at<B>(in.operands[1]);
   R *r = f.at<R>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = Fn(a[i], b[i]);
 }
 template <class T, T (*Fn)(T, T, T)> void map3(Frame &f, const Instr &in) {
   const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]), *c = f.at<T>(in.operands[2]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = Fn(a[i], b[i], c[i]);
 }
 

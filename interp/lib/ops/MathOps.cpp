@@ -118,7 +118,7 @@ template <DType D, Clamp C> void clampKernel(Frame &f, const Instr &in) {
           *hi = f.at<T>(in.operands[2]);
   T *r = f.at<T>(in.results[0]);
   constexpr T nan = std::numeric_limits<T>::quiet_NaN();
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     T a = x[i], l = lo[i], h = hi[i], v;
     if constexpr (C == Clamp::Num) {
       v = minNum(maxNum(a, l), h);
@@ -215,7 +215,7 @@ template <DType D> void fmaKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]), *c = f.at<T>(in.operands[2]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = roundTo<D>(std::fma(a[i], b[i], c[i]));
 }
 

@@ -42,19 +42,19 @@ void binaryKernel(Frame &f, const Instr &in) {
   const T *b = f.at<T>(in.operands[1]);
   T *r = f.at<T>(in.results[0]);
   if constexpr (S == Splatted::None) {
-    for (int64_t i = 0; i < in.n; ++i)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = roundTo<D>(Fn::template apply<D>(a[i], b[i]));
   } else if constexpr (S == Splatted::Lhs) {
     const T x = a[0];
-    for (int64_t i = 0; i < in.n; ++i)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = roundTo<D>(Fn::template apply<D>(x, b[i]));
   } else if constexpr (S == Splatted::Rhs) {
     const T y = b[0];
-    for (int64_t i = 0; i < in.n; ++i)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = roundTo<D>(Fn::template apply<D>(a[i], y));
   } else {
     const T v = roundTo<D>(Fn::template apply<D>(a[0], b[0]));
-    for (int64_t i = 0; i < in.n; ++i)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = v;
   }
 }
@@ -70,7 +70,7 @@ template <DType D, class Fn> void unaryKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   const T *a = f.at<T>(in.operands[0]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = roundTo<D>(Fn::template apply<D>(a[i]));
 }
 

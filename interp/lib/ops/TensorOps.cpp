@@ -71,7 +71,7 @@ bool lowerMakeRange(mlir::Operation *op, Lowerer &L) {
 template <class T> void splatKernel(Frame &f, const Instr &in) {
   T v = *f.at<T>(in.operands[0]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = v;
 }
 
@@ -212,7 +212,7 @@ bool lowerTrans(mlir::Operation *op, Lowerer &L) {
 template <class T> void joinKernel(Frame &f, const Instr &in) {
   const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0; i < in.n / 2; ++i) {
+  for (int64_t i = 0, half = in.n / 2; i < half; ++i) {
     r[2 * i] = a[i];
     r[2 * i + 1] = b[i];
   }
@@ -221,7 +221,7 @@ template <class T> void joinKernel(Frame &f, const Instr &in) {
 template <class T> void splitKernel(Frame &f, const Instr &in) {
   const T *a = f.at<T>(in.operands[0]);
   T *lo = f.at<T>(in.results[0]), *hi = f.at<T>(in.results[1]);
-  for (int64_t i = 0; i < in.n; ++i) {
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
     lo[i] = a[2 * i];
     hi[i] = a[2 * i + 1];
   }
@@ -292,19 +292,19 @@ template <DType OffsetType, unsigned Shift, Splatted S> void addPtrKernel(Frame 
            ((pointer + (uint64_t(int64_t(offset)) << Shift)) & tagged::kAddressMask);
   };
   if constexpr (S == Splatted::None) {
-    for (int64_t i = 0; i < in.n; ++i)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = add(p[i], off[i]);
   } else if constexpr (S == Splatted::Lhs) {
     const uint64_t base = p[0];
-    for (int64_t i = 0; i < in.n; ++i)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = add(base, off[i]);
   } else if constexpr (S == Splatted::Rhs) {
     const Repr<OffsetType> step = off[0];
-    for (int64_t i = 0; i < in.n; ++i)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = add(p[i], step);
   } else {
     const uint64_t v = add(p[0], off[0]);
-    for (int64_t i = 0; i < in.n; ++i)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = v;
   }
 }
@@ -363,7 +363,7 @@ bool lowerAddPtr(mlir::Operation *op, Lowerer &L) {
 template <DType To> void ptrToIntKernel(Frame &f, const Instr &in) {
   const uint64_t *p = f.at<uint64_t>(in.operands[0]);
   Repr<To> *r = f.at<Repr<To>>(in.results[0]);
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = Repr<To>(tagged::address(p[i]));
 }
 
@@ -371,7 +371,7 @@ template <DType From> void intToPtrKernel(Frame &f, const Instr &in) {
   const Repr<From> *a = f.at<Repr<From>>(in.operands[0]);
   uint64_t *r = f.at<uint64_t>(in.results[0]);
   // An integer has no provenance: accesses through it must land in some region.
-  for (int64_t i = 0; i < in.n; ++i)
+  for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = tagged::make(uint64_t(a[i]), 0);
 }
 

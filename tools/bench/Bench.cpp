@@ -354,6 +354,7 @@ int main(int argc, char **argv) {
     std::vector<Phases> onePhases, manyPhases;
     cs.native(0, 1); // warm up caches and pages
     cs.interpreted(1, false);
+    if (getenv("TTB_ONLYT")) { unsigned t = atoi(getenv("TTB_ONLYT")); for (int r = 0; r < repeats; ++r) cs.interpreted(t, false); return 0; }
     for (int r = 0; r < repeats; ++r) {
       native.push_back(seconds([&] { cs.native(0, 1); }));
       nativeMany.push_back(seconds([&] { nativeOnThreads(cs, threads); }));

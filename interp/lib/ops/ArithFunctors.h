@@ -44,22 +44,19 @@ TTINTERP_INT_OP(ShRSI, unsignedValue<D>(b) >= bitWidth<D>()
                            : U(signedValue<D>(a) >> unsignedValue<D>(b)))
 #undef TTINTERP_INT_OP
 
-/// PTX max/min (IEEE maxNum/minNum): a NaN operand yields the other operand,
-/// and "if values of both inputs are 0.0, then +0.0 > -0.0". Inline rather
-/// than std::fmax, whose treatment of zeros libm leaves open.
+/// PTX max/min (IEEE maxNum/minNum): a NaN operand yields the other operand
+/// (b when both are NaN), and "if values of both inputs are 0.0, then +0.0 >
+/// -0.0". Inline rather than std::fmax, whose treatment of zeros libm leaves
+/// open; written as selects, without branches, so loops over it vectorise.
 template <class T> inline T maxNum(T a, T b) {
-  if (std::isnan(a))
-    return b;
-  if (std::isnan(b))
-    return a;
-  return a == b ? (std::signbit(a) ? b : a) : (a > b ? a : b);
+  T r = a == b ? (std::signbit(a) ? b : a) : (a > b ? a : b);
+  r = b != b ? a : r;
+  return a != a ? b : r;
 }
 template <class T> inline T minNum(T a, T b) {
-  if (std::isnan(a))
-    return b;
-  if (std::isnan(b))
-    return a;
-  return a == b ? (std::signbit(a) ? a : b) : (a < b ? a : b);
+  T r = a == b ? (std::signbit(a) ? a : b) : (a < b ? a : b);
+  r = b != b ? a : r;
+  return a != a ? b : r;
 }
 
 #define TTINTERP_FLOAT_OP(NAME, EXPR)                                                              \

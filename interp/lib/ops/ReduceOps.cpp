@@ -4,6 +4,8 @@
 // pair; several operands (argmax-style (value, index) pairs) travel together.
 // Elements are combined in index order (a left fold; reverse scans from the
 // end). The GPU combines in a tree, so float sums can differ in the last bits.
+// Combiners whose result cannot depend on the order (integer ops, max/min)
+// may run in any order: the result is the left fold's, bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #include "ArithFunctors.h"
@@ -11,7 +13,10 @@
 
 #include "mlir/IR/Block.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
+#include <type_traits>
 
 namespace ttinterp::interp {
 namespace {
@@ -74,6 +79,41 @@ struct FastFoldData {
   bool reverse = false;
 };
 
+/// Combiners whose result does not depend on how the elements are grouped or
+/// ordered, bit for bit: wrapping integer arithmetic and bitwise ops, integer
+/// max/min, and float max/min (a total order once -0 < +0; the NaN-propagating
+/// ones return the one canonical NaN). Float add and mul are not among them.
+template <class Fn> constexpr bool kRegroupable =
+    std::is_same_v<Fn, AddI> || std::is_same_v<Fn, MulI> || std::is_same_v<Fn, AndI> ||
+    std::is_same_v<Fn, OrI> || std::is_same_v<Fn, XOrI> || std::is_same_v<Fn, MaxSI> ||
+    std::is_same_v<Fn, MinSI> || std::is_same_v<Fn, MaxUI> || std::is_same_v<Fn, MinUI> ||
+    std::is_same_v<Fn, MaxNumF> || std::is_same_v<Fn, MinNumF> ||
+    std::is_same_v<Fn, MaximumF> || std::is_same_v<Fn, MinimumF>;
+
+/// Reduces src[0, length) with kRegroupable Fn over independent lanes, so the
+/// loop is not one long dependency chain; the left fold's result exactly. Only
+/// maxnum/minnum over all-NaN input could differ (in which NaN comes out), so
+/// that case returns nullopt and the caller folds in order.
+template <DType D, class Fn> std::optional<Repr<D>> laneFold(const Repr<D> *src, int64_t length) {
+  using T = Repr<D>;
+  constexpr int64_t kLanes = 8;
+  T lanes[kLanes];
+  std::copy(src, src + kLanes, lanes);
+  int64_t k = kLanes;
+  for (; k + kLanes <= length; k += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] = roundTo<D>(Fn::template apply<D>(lanes[l], src[k + l]));
+  for (; k < length; ++k)
+    lanes[0] = roundTo<D>(Fn::template apply<D>(lanes[0], src[k]));
+  T acc = lanes[0];
+  for (int64_t l = 1; l < kLanes; ++l)
+    acc = roundTo<D>(Fn::template apply<D>(acc, lanes[l]));
+  if constexpr (std::is_same_v<Fn, MaxNumF> || std::is_same_v<Fn, MinNumF>)
+    if (std::isnan(acc))
+      return std::nullopt;
+  return acc;
+}
+
 template <DType D, class Fn, bool Scan> void fastFoldKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   const auto &d = *static_cast<const FastFoldData *>(in.data);
@@ -83,6 +123,13 @@ template <DType D, class Fn, bool Scan> void fastFoldKernel(Frame &f, const Inst
     const T *src = x + o * d.length * d.inner;
     T *dst = Scan ? out + o * d.length * d.inner : out + o * d.inner;
     int64_t first = d.reverse ? d.length - 1 : 0, step = d.reverse ? -1 : 1;
+    if constexpr (!Scan && kRegroupable<Fn>) {
+      if (d.inner == 1 && d.length >= 16)
+        if (std::optional<T> acc = laneFold<D, Fn>(src, d.length)) {
+          dst[0] = *acc;
+          continue;
+        }
+    }
     if (d.inner == 1) {
       // Along the minor axis: one running accumulator.
       T acc = src[first];

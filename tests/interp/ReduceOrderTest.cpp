@@ -1,0 +1,187 @@
+//===- ReduceOrderTest.cpp - Order-free reductions give the left fold's bits ===//
+//
+// tt.reduce combines in index order. Combiners whose result cannot depend on
+// the order (wrapping integer ops, bitwise ops, integer and float max/min) run
+// over independent lanes instead; these rows are long enough for that path and
+// their lengths are not multiples of the lane count. Each expectation is the
+// op's definition applied by a plain loop here, or worked out by hand.
+//
+//===----------------------------------------------------------------------===//
+#include "Harness.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace ttinterp;
+using namespace ttinterp::test;
+
+namespace {
+
+/// `@k(%in, %out)`: in[0, rows*length) as rows x length, reduced along the rows
+/// with `op`, stored to out[0, rows).
+std::string reduceRowsKernel(const std::string &type, const std::string &op, int rows,
+                             int length) {
+  return subst(R"(
+module {
+  tt.func public @k(%in: !tt.ptr<$T>, %out: !tt.ptr<$T>) {
+    %range = tt.make_range {end = $N : i32, start = 0 : i32} : tensor<$Nxi32>
+    %base = tt.splat %in : !tt.ptr<$T> -> tensor<$Nx!tt.ptr<$T>>
+    %ptrs = tt.addptr %base, %range : tensor<$Nx!tt.ptr<$T>>, tensor<$Nxi32>
+    %flat = tt.load %ptrs : tensor<$Nx!tt.ptr<$T>>
+    %x = tt.reshape %flat : tensor<$Nx$T> -> tensor<$Rx$Lx$T>
+    %m = "tt.reduce"(%x) <{axis = 1 : i32}> ({
+    ^bb0(%a: $T, %b: $T):
+      %s = $OP %a, %b : $T
+      tt.reduce.return %s : $T
+    }) : (tensor<$Rx$Lx$T>) -> tensor<$Rx$T>
+    %rowRange = tt.make_range {end = $R : i32, start = 0 : i32} : tensor<$Rxi32>
+    %outBase = tt.splat %out : !tt.ptr<$T> -> tensor<$Rx!tt.ptr<$T>>
+    %outPtrs = tt.addptr %outBase, %rowRange : tensor<$Rx!tt.ptr<$T>>, tensor<$Rxi32>
+    tt.store %outPtrs, %m : tensor<$Rx!tt.ptr<$T>>
+    tt.return
+  }
+}
+)",
+               {{"$T", type},
+                {"$OP", op},
+                {"$N", std::to_string(rows * length)},
+                {"$R", std::to_string(rows)},
+                {"$L", std::to_string(length)}});
+}
+
+template <class T>
+std::vector<T> reduceRows(const std::string &type, DType dtype, const std::string &op,
+                          std::vector<T> in, int rows) {
+  int length = int(in.size()) / rows;
+  LoadedKernel k = loadKernel(reduceRowsKernel(type, op, rows, length));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<T> out(size_t(rows), T(0));
+  LaunchResult r =
+      launch(*k.kernel, {pointer("in", viewOf(in, dtype)), pointer("out", viewOf(out, dtype))},
+             {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+  REQUIRE(r.error.empty());
+  REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+  return out;
+}
+
+/// Row r of `in` (rows of equal length).
+template <class T> std::vector<T> row(const std::vector<T> &in, int rows, int r) {
+  size_t length = in.size() / size_t(rows);
+  return std::vector<T>(in.begin() + long(r * length), in.begin() + long((r + 1) * length));
+}
+
+uint32_t bitsOf(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+float floatOf(uint32_t b) {
+  float v;
+  std::memcpy(&v, &b, 4);
+  return v;
+}
+
+/// 3 rows of 37 i32 values spread over the whole range (a fixed LCG).
+std::vector<int32_t> wideInts() {
+  std::vector<int32_t> v(3 * 37);
+  uint32_t state = 12345;
+  for (int32_t &x : v) {
+    state = state * 1664525u + 1013904223u;
+    x = int32_t(state);
+  }
+  return v;
+}
+
+} // namespace
+
+TEST_CASE("integer reductions over long rows wrap as the left fold does") {
+  std::vector<int32_t> in = wideInts();
+  SUBCASE("addi") {
+    std::vector<int32_t> out = reduceRows<int32_t>("i32", DType::I32, "arith.addi", in, 3);
+    for (int r = 0; r < 3; ++r) {
+      uint32_t sum = 0; // unsigned: wraps modulo 2^32, as two's complement does
+      for (int32_t x : row(in, 3, r))
+        sum += uint32_t(x);
+      CHECK(out[size_t(r)] == int32_t(sum));
+    }
+  }
+  SUBCASE("maxsi and minui") {
+    std::vector<int32_t> mx = reduceRows<int32_t>("i32", DType::I32, "arith.maxsi", in, 3);
+    std::vector<int32_t> mn = reduceRows<int32_t>("i32", DType::I32, "arith.minui", in, 3);
+    for (int r = 0; r < 3; ++r) {
+      int32_t best = std::numeric_limits<int32_t>::min();
+      uint32_t least = std::numeric_limits<uint32_t>::max();
+      for (int32_t x : row(in, 3, r)) {
+        best = std::max(best, x);
+        least = std::min(least, uint32_t(x));
+      }
+      CHECK(mx[size_t(r)] == best);
+      CHECK(uint32_t(mn[size_t(r)]) == least);
+    }
+  }
+  SUBCASE("xori on i64") {
+    std::vector<int64_t> wide(2 * 21);
+    for (size_t i = 0; i < wide.size(); ++i)
+      wide[i] = int64_t(uint64_t(in[i]) << 32 | uint32_t(in[i + 50]));
+    std::vector<int64_t> out = reduceRows<int64_t>("i64", DType::I64, "arith.xori", wide, 2);
+    for (int r = 0; r < 2; ++r) {
+      int64_t x = 0;
+      for (int64_t v : row(wide, 2, r))
+        x ^= v;
+      CHECK(out[size_t(r)] == x);
+    }
+  }
+  SUBCASE("muli on i8: 3^19 * (-1) modulo 256") {
+    // Nineteen 3s and one -1: 3^19 = 1162261467 = 0x4546B3DB, low byte 0xDB = -37; times -1: 37.
+    std::vector<int8_t> v(20, 3);
+    v[11] = -1;
+    std::vector<int8_t> out = reduceRows<int8_t>("i8", DType::I8, "arith.muli", v, 1);
+    CHECK(int(out[0]) == 37);
+  }
+}
+
+TEST_CASE("float max and min over long rows: NaN rules and zero ordering survive any order") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  SUBCASE("maxnumf ignores NaN wherever it sits; maximumf returns it") {
+    // Row 0: NaN first; row 1: NaN last; row 2: no NaN. 23 values per row.
+    std::vector<float> in(3 * 23);
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i] = float(int(i * 7 % 23) - 11) * 0.5f; // -5.5 .. 5.5, each value once per row
+    in[0] = nan;
+    in[2 * 23 - 1] = nan;
+    std::vector<float> num = reduceRows<float>("f32", DType::F32, "arith.maxnumf", in, 3);
+    std::vector<float> imum = reduceRows<float>("f32", DType::F32, "arith.maximumf", in, 3);
+    std::vector<float> minNum = reduceRows<float>("f32", DType::F32, "arith.minnumf", in, 3);
+    // Row 0 lost i = 0 (value -5.5); row 1 lost i = 45, whose value is (45*7 % 23 - 11) / 2 = 2.5.
+    CHECK(num[0] == 5.5f);
+    CHECK(num[1] == 5.5f);
+    CHECK(num[2] == 5.5f);
+    CHECK(minNum[0] == -5.0f);
+    CHECK(minNum[1] == -5.5f);
+    CHECK(minNum[2] == -5.5f);
+    CHECK(std::isnan(imum[0]));
+    CHECK(std::isnan(imum[1]));
+    CHECK(imum[2] == 5.5f);
+  }
+  SUBCASE("+0 beats -0 in maxnumf and -0 beats +0 in minnumf, at any position") {
+    std::vector<float> maxIn(40, -0.0f), minIn(40, 0.0f);
+    maxIn[29] = 0.0f;
+    minIn[17] = -0.0f;
+    float mx = reduceRows<float>("f32", DType::F32, "arith.maxnumf", maxIn, 1)[0];
+    float mn = reduceRows<float>("f32", DType::F32, "arith.minnumf", minIn, 1)[0];
+    CHECK(mx == 0.0f);
+    CHECK_FALSE(std::signbit(mx));
+    CHECK(mn == 0.0f);
+    CHECK(std::signbit(mn));
+  }
+  SUBCASE("maxnumf of only NaNs is the last NaN, as the left fold gives") {
+    // maxnum(NaN a, NaN b) is b, so folding left to right ends with the last
+    // element's payload.
+    std::vector<float> in(27);
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i] = floatOf(0x7FC00000u | uint32_t(i + 1));
+    float out = reduceRows<float>("f32", DType::F32, "arith.maxnumf", in, 1)[0];
+    CHECK(bitsOf(out) == (0x7FC00000u | 27u));
+  }
+}

@@ -20,8 +20,7 @@ namespace {
 
 /// `@k(%in, %out)`: in[0, rows*length) as rows x length, reduced along the rows
 /// with `op`, stored to out[0, rows).
-std::string reduceRowsKernel(const std::string &type, const std::string &op, int rows,
-                             int length) {
+std::string reduceRowsKernel(const std::string &type, const std::string &op, int rows, int length) {
   return subst(R"(
 module {
   tt.func public @k(%in: !tt.ptr<$T>, %out: !tt.ptr<$T>) {

@@ -7,9 +7,10 @@
 // output (docs/performance.md), never asserted.
 //
 // Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] [--hazards] [--phases]
-//                       [--memory | --memory-in-place]
+//                       [--interpreted-only] [--memory | --memory-in-place]
 //   --hazards  also time each kernel with cross-program hazard tracking on
 //   --phases   also split each interpreted launch into prepare, run and write-back
+//   --interpreted-only  only the interpreted launches, on --threads threads (for profilers)
 //   --memory   peak resident memory of 8 overlapping views of one 1 GiB buffer
 //   --memory-in-place  the same without shadows
 //
@@ -27,8 +28,8 @@
 #include <cstring>
 #include <functional>
 #include <random>
-#include <sys/resource.h>
 #include <string>
+#include <sys/resource.h>
 #include <thread>
 #include <vector>
 
@@ -95,8 +96,8 @@ double since(std::chrono::steady_clock::time_point t0) {
 
 /// One interpreted launch, as a user runs it: session, launch, write-back.
 Phases launch(const interp::Kernel &kernel, std::vector<std::vector<float> *> buffers,
-            std::vector<interp::ArgumentValue> scalars, std::array<int64_t, 3> grid,
-            unsigned threads, bool hazards = false) {
+              std::vector<interp::ArgumentValue> scalars, std::array<int64_t, 3> grid,
+              unsigned threads, bool hazards = false) {
   Session::Options sessionOptions;
   sessionOptions.copyThreads = threads;
   Session session(sessionOptions);
@@ -190,9 +191,9 @@ int memoryBenchmark(bool inPlace) {
   std::vector<PointerArgument> pointers;
   int64_t n = int64_t(bytes / 4);
   for (size_t v = 0; v < views; ++v)
-    pointers.push_back({fmt::format("v{}", v), "buffer",
-                        View{reinterpret_cast<uint64_t>(buffer.data()) + v * shift, DType::F32,
-                             {n}, {1}}});
+    pointers.push_back(
+        {fmt::format("v{}", v), "buffer",
+         View{reinterpret_cast<uint64_t>(buffer.data()) + v * shift, DType::F32, {n}, {1}}});
   LaunchMemory memory;
   std::string error;
   if (!session.prepare(pointers, memory, error)) {
@@ -229,7 +230,7 @@ int memoryBenchmark(bool inPlace) {
 int main(int argc, char **argv) {
   int repeats = 5;
   unsigned threads = 2;
-  bool hazards = false, phases = false;
+  bool hazards = false, phases = false, interpretedOnly = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -243,13 +244,16 @@ int main(int argc, char **argv) {
       hazards = true;
     else if (a == "--phases")
       phases = true;
+    else if (a == "--interpreted-only")
+      interpretedOnly = true;
     else if (a == "--memory")
       return memoryBenchmark(false);
     else if (a == "--memory-in-place")
       return memoryBenchmark(true);
     else {
-      fmt::print(stderr, "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] "
-                         "[--hazards] [--phases] [--memory | --memory-in-place]\n");
+      fmt::print(stderr,
+                 "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] "
+                 "[--hazards] [--phases] [--interpreted-only] [--memory | --memory-in-place]\n");
       return 2;
     }
   }
@@ -275,8 +279,8 @@ int main(int argc, char **argv) {
   Kernel softmax = load("softmax_1024");
   cases.push_back({"softmax", "4096x1024 f32",
                    [&](unsigned t, bool h) {
-                     return launch(*softmax.kernel, {&sout, &sin}, {i32(cols), i32(cols), i32(cols)},
-                            {rows, 1, 1}, t, h);
+                     return launch(*softmax.kernel, {&sout, &sin},
+                                   {i32(cols), i32(cols), i32(cols)}, {rows, 1, 1}, t, h);
                    },
                    [&](int64_t part, int64_t parts) {
                      for (int64_t r = part * rows / parts; r < (part + 1) * rows / parts; ++r) {
@@ -324,7 +328,7 @@ int main(int argc, char **argv) {
   cases.push_back({"layernorm", "4096x1024 f32",
                    [&](unsigned t, bool h) {
                      return launch(*layernorm.kernel, {&lx, &ly, &w, &bias, &mean, &rstd},
-                            {i32(cols), i32(cols), f32(1e-5)}, {rows, 1, 1}, t, h);
+                                   {i32(cols), i32(cols), f32(1e-5)}, {rows, 1, 1}, t, h);
                    },
                    [&](int64_t part, int64_t parts) {
                      for (int64_t r = part * rows / parts; r < (part + 1) * rows / parts; ++r) {
@@ -344,9 +348,10 @@ int main(int argc, char **argv) {
                      }
                    }});
 
-  fmt::print("{:<12} {:<14} {:>11} {:>11} {:>9} {:>11} {:>9} {:>11}{}\n", "kernel", "size",
-             "native ms", "interp ms", "ratio", fmt::format("interp {}t", threads), "speedup",
-             fmt::format("native {}t", threads), hazards ? "  hazards ms  cost" : "");
+  if (!interpretedOnly)
+    fmt::print("{:<12} {:<14} {:>11} {:>11} {:>9} {:>11} {:>9} {:>11}{}\n", "kernel", "size",
+               "native ms", "interp ms", "ratio", fmt::format("interp {}t", threads), "speedup",
+               fmt::format("native {}t", threads), hazards ? "  hazards ms  cost" : "");
   for (const Case &cs : cases) {
     if (!only.empty() && cs.name != only)
       continue;
@@ -354,7 +359,14 @@ int main(int argc, char **argv) {
     std::vector<Phases> onePhases, manyPhases;
     cs.native(0, 1); // warm up caches and pages
     cs.interpreted(1, false);
-    if (getenv("TTB_ONLYT")) { unsigned t = atoi(getenv("TTB_ONLYT")); for (int r = 0; r < repeats; ++r) cs.interpreted(t, false); return 0; }
+    if (interpretedOnly) {
+      std::vector<double> times;
+      for (int r = 0; r < repeats; ++r)
+        times.push_back(seconds([&] { cs.interpreted(threads, false); }));
+      fmt::print("{:<12} {:<14} interpreted on {} thread(s): {:.2f} ms\n", cs.name, cs.what,
+                 threads, median(times) * 1e3);
+      continue;
+    }
     for (int r = 0; r < repeats; ++r) {
       native.push_back(seconds([&] { cs.native(0, 1); }));
       nativeMany.push_back(seconds([&] { nativeOnThreads(cs, threads); }));
@@ -392,6 +404,8 @@ int main(int argc, char **argv) {
                    median(a) * 1e3, "", median(b) * 1e3, pairedRatio(a, b));
       }
   }
+  if (interpretedOnly)
+    return 0;
   fmt::print("times are medians; ratio = native time / interpreted time (1 thread); speedup = 1 "
              "thread / {0} threads;\n"
              "native {0}t = the plain C++ split over {0} threads, the speedup this machine gives "

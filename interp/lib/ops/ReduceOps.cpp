@@ -83,12 +83,13 @@ struct FastFoldData {
 /// ordered, bit for bit: wrapping integer arithmetic and bitwise ops, integer
 /// max/min, and float max/min (a total order once -0 < +0; the NaN-propagating
 /// ones return the one canonical NaN). Float add and mul are not among them.
-template <class Fn> constexpr bool kRegroupable =
+template <class Fn>
+constexpr bool kRegroupable =
     std::is_same_v<Fn, AddI> || std::is_same_v<Fn, MulI> || std::is_same_v<Fn, AndI> ||
     std::is_same_v<Fn, OrI> || std::is_same_v<Fn, XOrI> || std::is_same_v<Fn, MaxSI> ||
     std::is_same_v<Fn, MinSI> || std::is_same_v<Fn, MaxUI> || std::is_same_v<Fn, MinUI> ||
-    std::is_same_v<Fn, MaxNumF> || std::is_same_v<Fn, MinNumF> ||
-    std::is_same_v<Fn, MaximumF> || std::is_same_v<Fn, MinimumF>;
+    std::is_same_v<Fn, MaxNumF> || std::is_same_v<Fn, MinNumF> || std::is_same_v<Fn, MaximumF> ||
+    std::is_same_v<Fn, MinimumF>;
 
 /// Reduces src[0, length) with kRegroupable Fn over independent lanes, so the
 /// loop is not one long dependency chain; the left fold's result exactly. Only
@@ -176,15 +177,13 @@ template <bool Scan> ExecFn fastFold(mlir::Region &region, DType d) {
   llvm::StringRef name = op.getName().getStringRef();
   auto ints = [&](auto fn) -> ExecFn {
     using Fn = decltype(fn);
-    return visitInt(d, [](auto tag) -> ExecFn {
-      return &fastFoldKernel<decltype(tag)::value, Fn, Scan>;
-    });
+    return visitInt(
+        d, [](auto tag) -> ExecFn { return &fastFoldKernel<decltype(tag)::value, Fn, Scan>; });
   };
   auto floats = [&](auto fn) -> ExecFn {
     using Fn = decltype(fn);
-    return visitFloat(d, [](auto tag) -> ExecFn {
-      return &fastFoldKernel<decltype(tag)::value, Fn, Scan>;
-    });
+    return visitFloat(
+        d, [](auto tag) -> ExecFn { return &fastFoldKernel<decltype(tag)::value, Fn, Scan>; });
   };
   if (name == "arith.addi")
     return ints(AddI{});

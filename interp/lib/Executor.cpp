@@ -37,19 +37,17 @@ void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotI
   if (!overlap) {
     for (size_t i = 0; i < src.size(); ++i)
       if (src[i] != dst[i])
-        std::memcpy(f.arena + f.slot(dst[i]).offset, f.arena + f.slot(src[i]).offset,
-                    f.slot(dst[i]).bytes());
+        std::memcpy(f.bytes(dst[i]), f.bytes(src[i]), f.slot(dst[i]).bytes());
     return;
   }
   std::vector<uint8_t> staged;
   std::vector<size_t> at;
   for (SlotId s : src) {
     at.push_back(staged.size());
-    staged.insert(staged.end(), f.arena + f.slot(s).offset,
-                  f.arena + f.slot(s).offset + f.slot(s).bytes());
+    staged.insert(staged.end(), f.bytes(s), f.bytes(s) + f.slot(s).bytes());
   }
   for (size_t i = 0; i < dst.size(); ++i)
-    std::memcpy(f.arena + f.slot(dst[i]).offset, staged.data() + at[i], f.slot(dst[i]).bytes());
+    std::memcpy(f.bytes(dst[i]), staged.data() + at[i], f.slot(dst[i]).bytes());
 }
 
 const Terminator *runBody(Frame &f, const Body &body) {
@@ -133,6 +131,9 @@ struct FrameStorage {
     uintptr_t base = (reinterpret_cast<uintptr_t>(bytes.get()) + 63) & ~uintptr_t(63);
     frame.arena = reinterpret_cast<uint8_t *>(base);
     std::memset(frame.arena, 0, p.arenaSize);
+    frame.storage.resize(p.slots.size());
+    for (size_t s = 0; s < p.slots.size(); ++s)
+      frame.storage[s] = frame.arena + p.slots[s].offset;
     frame.program = &p;
     frame.memory = &memory;
     frame.maxSteps = options.maxSteps;
@@ -141,7 +142,7 @@ struct FrameStorage {
     for (int d = 0; d < 3; ++d)
       frame.numPrograms[d] = int32_t(options.grid[d]);
     for (const ConstantInit &c : p.constants)
-      std::memcpy(frame.arena + p.slots[c.slot].offset, c.bytes.data(), c.bytes.size());
+      std::memcpy(frame.bytes(c.slot), c.bytes.data(), c.bytes.size());
     // Parameters never change during a launch: write them once.
     for (size_t i = 0; i < p.parameters.size(); ++i) {
       const Parameter &param = p.parameters[i];

@@ -132,9 +132,22 @@ struct Frame {
   std::optional<Fault> fault;
   PrintSink *printer = nullptr;
 
-  template <class T> T *at(SlotId s) const {
-    return reinterpret_cast<T *>(arena + program->slots[s].offset);
+  /// Where each slot's bytes are now: its place in the arena, except for the
+  /// result of a load that reads immutable memory in place (readInPlace). Only
+  /// the op defining a slot writes it, so such a slot is only ever read.
+  std::vector<uint8_t *> storage;
+
+  template <class T> T *at(SlotId s) const { return reinterpret_cast<T *>(storage[s]); }
+  uint8_t *bytes(SlotId s) const { return storage[s]; }
+  /// The slot's own arena bytes, made its storage again: what an op that may
+  /// also read in place writes its result into when it does not.
+  template <class T> T *atHome(SlotId s) {
+    storage[s] = arena + program->slots[s].offset;
+    return reinterpret_cast<T *>(storage[s]);
   }
+  /// Lets slot s be the `bytes` of memory that nothing can change during the
+  /// launch (LaunchMemory::translateImmutable), instead of a copy of them.
+  void readInPlace(SlotId s, const uint8_t *bytes) { storage[s] = const_cast<uint8_t *>(bytes); }
   const Slot &slot(SlotId s) const { return program->slots[s]; }
 
   /// Records a fault at the op of `site` and stops the program.

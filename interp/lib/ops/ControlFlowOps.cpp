@@ -188,10 +188,14 @@ void callKernel(Frame &f, const Instr &in) {
            fmt::format("call depth exceeds {} (runaway recursion?)", kMaxCallDepth));
     return;
   }
-  // A recursive call reuses the callee's slots: save the live activation.
+  // A recursive call reuses the callee's slots: save the live activation
+  // (its arena bytes, and which slots read memory in place).
   std::vector<uint8_t> saved;
-  if (f.active[callee] > 0)
+  std::vector<uint8_t *> savedStorage;
+  if (f.active[callee] > 0) {
     saved.assign(f.arena + fn.arenaBegin, f.arena + fn.arenaEnd);
+    savedStorage = f.storage;
+  }
   copySlots(f, call.operands, fn.body.blocks[0].arguments);
   ++f.active[callee];
   ++f.callDepth;
@@ -208,13 +212,13 @@ void callKernel(Frame &f, const Instr &in) {
   // the restore below rewinds. Keep the returned values aside until after it.
   std::vector<uint8_t> returned;
   for (SlotId s : t->operands)
-    returned.insert(returned.end(), f.arena + f.slot(s).offset,
-                    f.arena + f.slot(s).offset + f.slot(s).bytes());
+    returned.insert(returned.end(), f.bytes(s), f.bytes(s) + f.slot(s).bytes());
   std::memcpy(f.arena + fn.arenaBegin, saved.data(), saved.size());
+  f.storage = std::move(savedStorage);
   size_t at = 0;
   for (uint32_t r = 0; r < in.numResults; ++r) {
     const Slot &slot = f.slot(in.results[r]);
-    std::memcpy(f.arena + slot.offset, returned.data() + at, slot.bytes());
+    std::memcpy(f.bytes(in.results[r]), returned.data() + at, slot.bytes());
     at += slot.bytes();
   }
 }

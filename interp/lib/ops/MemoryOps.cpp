@@ -79,11 +79,30 @@ void loadLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mask
   }
 }
 
+/// Reads n elements at lane0 in place when every lane is active, D's memory
+/// and compute layouts agree, and the bytes are immutable for the launch and
+/// aligned for D: the result slot then points at them and nothing is copied.
+template <DType D> bool readInPlace(Frame &f, const Instr &in, uint64_t lane0, int64_t n) {
+  if constexpr (sameLayout<D>()) {
+    const uint8_t *h = f.memory->translateImmutable(lane0, uint32_t(n * int64_t(byteSize(D))));
+    if (h && reinterpret_cast<uintptr_t>(h) % alignof(Repr<D>) == 0) {
+      f.readInPlace(in.results[0], h);
+      return true;
+    }
+  }
+  return false;
+}
+
 template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const Instr &in) {
-  loadLanes<D, HasMask, HasOther>(f, in, f.at<uint64_t>(in.operands[0]),
-                                  HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr,
+  const uint64_t *p = f.at<uint64_t>(in.operands[0]);
+  const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr;
+  int64_t n = in.n;
+  if (n > 0 && (!HasMask || !std::memchr(mask, 0, size_t(n))) &&
+      contiguousRun<false>(p, nullptr, 0, n, byteSize(D)) == n && readInPlace<D>(f, in, p[0], n))
+    return;
+  loadLanes<D, HasMask, HasOther>(f, in, p, mask,
                                   HasOther ? f.at<Repr<D>>(in.operands[2]) : nullptr,
-                                  f.at<Repr<D>>(in.results[0]), in.n);
+                                  f.atHome<Repr<D>>(in.results[0]), n);
 }
 
 /// Stores n lanes of v to pointers p (mask: active lanes).
@@ -199,11 +218,14 @@ template <DType D, bool HasOther> void fusedLoadKernel(Frame &f, const Instr &in
   constexpr uint32_t size = uint32_t(byteSize(D));
   const FusedOperands &o = *static_cast<const FusedOperands *>(in.data);
   const T *other = HasOther ? f.at<T>(in.operands[o.other]) : nullptr;
-  T *r = f.at<T>(in.results[0]);
   int64_t n = in.n;
   uint64_t lane0;
   int64_t active;
-  if (activePrefix<size>(f, in, o, n, lane0, active)) {
+  bool prefix = activePrefix<size>(f, in, o, n, lane0, active);
+  if (prefix && active == n && n > 0 && readInPlace<D>(f, in, lane0, n))
+    return;
+  T *r = f.atHome<T>(in.results[0]);
+  if (prefix) {
     const uint8_t *h = active ? f.memory->translateForRead(lane0, uint32_t(active * size)) : nullptr;
     if (h || !active) {
       if constexpr (sameLayout<D>()) {

@@ -30,10 +30,10 @@ struct FoldData {
 
 /// Copies element `index` of slot `from` into the scalar slot `to`.
 inline void copyElement(Frame &f, SlotId from, int64_t index, SlotId to, size_t size) {
-  std::memcpy(f.arena + f.slot(to).offset, f.arena + f.slot(from).offset + index * size, size);
+  std::memcpy(f.bytes(to), f.bytes(from) + index * size, size);
 }
 inline void storeElementTo(Frame &f, SlotId from, SlotId to, int64_t index, size_t size) {
-  std::memcpy(f.arena + f.slot(to).offset + index * size, f.arena + f.slot(from).offset, size);
+  std::memcpy(f.bytes(to) + index * size, f.bytes(from), size);
 }
 
 template <bool Scan> void foldKernel(Frame &f, const Instr &in) {

@@ -177,6 +177,16 @@ public:
       hazards_->record(tagged::address(p), size, AccessKind::Read);
     return host;
   }
+  /// As translateForRead, but only for bytes that nothing can change while the
+  /// launch runs (a read-through region: no argument in it is written, by any
+  /// program), so a load may use them in place instead of copying them. Null
+  /// otherwise, recording nothing.
+  const uint8_t *translateImmutable(uint64_t p, uint32_t size) const {
+    uint32_t t = tagged::tag(p);
+    if (t == 0 || t > windows_.size() || windows_[t - 1].writable)
+      return nullptr;
+    return translateForRead(p, size);
+  }
   /// As translate, and records the bytes as written (dirty, and a write for the
   /// hazard tracker).
   uint8_t *translateForWrite(uint64_t p, uint32_t size) const {

@@ -35,8 +35,9 @@ module {
 )";
 }
 
-template <class T> std::vector<T> runStore(const std::string &ttir, DType dtype,
-                                           std::vector<interp::ArgumentValue> extra = {}) {
+template <class T>
+std::vector<T> runStore(const std::string &ttir, DType dtype,
+                        std::vector<interp::ArgumentValue> extra = {}) {
   LoadedKernel k = loadKernel(ttir);
   REQUIRE_MESSAGE(k.kernel, k.error);
   std::vector<T> out(8, T(0));
@@ -94,8 +95,8 @@ TEST_CASE("integer division by zero is a fault with the element") {
   LoadedKernel k = loadKernel(storeKernel("i32", "", body));
   REQUIRE_MESSAGE(k.kernel, k.error);
   std::vector<int32_t> out(8, 42);
-  LaunchResult r = launch(*k.kernel, {pointer("out", viewOf(out, DType::I32))}, {ptrArg(0)},
-                          {1, 1, 1});
+  LaunchResult r =
+      launch(*k.kernel, {pointer("out", viewOf(out, DType::I32))}, {ptrArg(0)}, {1, 1, 1});
   REQUIRE(r.fault);
   CHECK(r.fault->kind == "division_by_zero");
   CHECK(r.fault->element == 3);
@@ -293,8 +294,8 @@ module {
   std::vector<float> memory(16, 2.0f);
   View a{reinterpret_cast<uint64_t>(memory.data()), DType::F32, {8}, {1}};
   View b{reinterpret_cast<uint64_t>(memory.data() + 8), DType::F32, {8}, {1}};
-  LaunchResult r = launch(*k.kernel, {pointer("a", a), pointer("b", b)}, {ptrArg(0), ptrArg(1)},
-                          {1, 1, 1});
+  LaunchResult r =
+      launch(*k.kernel, {pointer("a", a), pointer("b", b)}, {ptrArg(0), ptrArg(1)}, {1, 1, 1});
   REQUIRE(r.fault);
   CHECK(r.fault->kind == "out_of_bounds");
   CHECK(r.fault->location == "kernel.py:17:4");
@@ -331,4 +332,63 @@ TEST_CASE("threads give the same result and report the first fault in program or
   REQUIRE(r.fault);
   CHECK(r.fault->program[0] == 10);
   CHECK(r.fault->element == 0);
+}
+
+namespace {
+/// select(mask, a, b) over 8 lanes of `type`, with a = 1..8 and b = -1..-8
+/// (i1: a all true, b all false), stored and read back as T.
+template <class T>
+std::vector<T> selectLanes(const std::string &type, DType dtype, const std::string &mask) {
+  bool isBool = type == "i1";
+  bool isFloat = type[0] == 'f';
+  std::string a = isBool    ? "dense<true>"
+                  : isFloat ? "dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]>"
+                            : "dense<[1, 2, 3, 4, 5, 6, 7, 8]>";
+  std::string b = isBool    ? "dense<false>"
+                  : isFloat ? "dense<[-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0]>"
+                            : "dense<[-1, -2, -3, -4, -5, -6, -7, -8]>";
+  std::string body = "    %a = arith.constant " + a + " : tensor<8x" + type + ">\n" +
+                     "    %b = arith.constant " + b + " : tensor<8x" + type + ">\n" +
+                     "    %m = arith.constant " + mask + " : tensor<8xi1>\n" +
+                     "    %r = arith.select %m, %a, %b : tensor<8xi1>, tensor<8x" + type + ">";
+  return runStore<T>(storeKernel(type, "", body), dtype);
+}
+} // namespace
+
+TEST_CASE("arith.select takes a where the mask is set and b elsewhere, for every width") {
+  const std::string some = "dense<[true, false, true, true, false, false, true, false]>";
+  const bool someLanes[8] = {true, false, true, true, false, false, true, false};
+  for (int which = 0; which < 3; ++which) {
+    std::string mask = which == 0 ? some : which == 1 ? "dense<true>" : "dense<false>";
+    auto taken = [&](int i) { return which == 0 ? someLanes[i] : which == 1; };
+    INFO("mask ", mask);
+    std::vector<int8_t> i8 = selectLanes<int8_t>("i8", DType::I8, mask);
+    std::vector<int16_t> i16 = selectLanes<int16_t>("i16", DType::I16, mask);
+    std::vector<int32_t> i32 = selectLanes<int32_t>("i32", DType::I32, mask);
+    std::vector<int64_t> i64 = selectLanes<int64_t>("i64", DType::I64, mask);
+    std::vector<double> f64 = selectLanes<double>("f64", DType::F64, mask);
+    std::vector<uint8_t> i1 = selectLanes<uint8_t>("i1", DType::I1, mask);
+    for (int i = 0; i < 8; ++i) {
+      int expected = taken(i) ? i + 1 : -(i + 1);
+      CHECK(int(i8[i]) == expected);
+      CHECK(int(i16[i]) == expected);
+      CHECK(i32[i] == expected);
+      CHECK(i64[i] == expected);
+      CHECK(f64[i] == double(expected));
+      CHECK(int(i1[i]) == (taken(i) ? 1 : 0));
+    }
+  }
+}
+
+TEST_CASE("arith.select with a scalar condition picks a whole tensor") {
+  for (bool cond : {true, false}) {
+    std::string body = std::string("    %a = arith.constant dense<[1, 2, 3, 4, 5, 6, 7, 8]> : "
+                                   "tensor<8xi32>\n") +
+                       "    %b = arith.constant dense<-7> : tensor<8xi32>\n" +
+                       "    %c = arith.constant " + (cond ? "true" : "false") + "\n" +
+                       "    %r = arith.select %c, %a, %b : tensor<8xi32>";
+    std::vector<int32_t> out = runStore<int32_t>(storeKernel("i32", "", body), DType::I32);
+    for (int i = 0; i < 8; ++i)
+      CHECK(out[size_t(i)] == (cond ? i + 1 : -7));
+  }
 }

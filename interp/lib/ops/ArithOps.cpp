@@ -378,8 +378,19 @@ template <class T, bool ScalarCondition> void selectKernel(Frame &f, const Instr
   const uint8_t *c = f.at<uint8_t>(in.operands[0]);
   const T *a = f.at<T>(in.operands[1]), *b = f.at<T>(in.operands[2]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0, n = in.n; i < n; ++i)
-    r[i] = (ScalarCondition ? c[0] : c[i]) ? a[i] : b[i];
+  const int64_t n = in.n;
+  if constexpr (ScalarCondition) {
+    std::memcpy(r, c[0] ? a : b, size_t(n) * sizeof(T));
+  } else if (!std::memchr(c, 0, size_t(n))) {
+    // The usual mask of a block that is not a tail: every lane takes a.
+    std::memcpy(r, a, size_t(n) * sizeof(T));
+  } else {
+    // A blend of bits rather than a branch per lane, so it vectorises.
+    for (int64_t i = 0; i < n; ++i) {
+      T take = T(T(0) - T(c[i] != 0));
+      r[i] = T((a[i] & take) | (b[i] & T(~take)));
+    }
+  }
 }
 
 template <bool S> ExecFn selectBySize(size_t size) {

@@ -58,6 +58,22 @@ std::vector<int32_t> iota(size_t n, int32_t first) {
   return v;
 }
 
+/// Runs `@k(%x, %out[, extra])` over `programs` programs; returns out (filled
+/// with -1 before the launch). x is the caller's buffer, for checks after.
+std::vector<int32_t> runOnX(const std::string &ttir, std::vector<int32_t> &x, size_t outSize,
+                            int64_t programs = 1, std::vector<interp::ArgumentValue> extra = {}) {
+  LoadedKernel k = loadKernel(ttir);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<int32_t> out(outSize, -1);
+  std::vector<interp::ArgumentValue> args{ptrArg(0), ptrArg(1)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  LaunchResult r = launch(
+      *k.kernel, {pointer("x", viewOf(x, DType::I32)), pointer("out", viewOf(out, DType::I32))},
+      args, {programs, 1, 1});
+  REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+  return out;
+}
+
 } // namespace
 
 TEST_CASE("a load from a buffer the launch also writes is a copy: later stores do not show "
@@ -125,13 +141,8 @@ module {
   }
 }
 )";
-  LoadedKernel k = loadKernel(ttir);
-  REQUIRE_MESSAGE(k.kernel, k.error);
-  std::vector<int32_t> x = iota(12, 10), out(16, -1);
-  LaunchResult r = launch(
-      *k.kernel, {pointer("x", viewOf(x, DType::I32)), pointer("out", viewOf(out, DType::I32))},
-      {ptrArg(0), ptrArg(1), intArg(12)}, {2, 1, 1});
-  REQUIRE_FALSE(r.fault);
+  std::vector<int32_t> x = iota(12, 10);
+  std::vector<int32_t> out = runOnX(ttir, x, 16, 2, {intArg(12)});
   for (int i = 0; i < 12; ++i) {
     CHECK(x[size_t(i)] == 10 + i);
     CHECK(out[size_t(i)] == 11 + i);
@@ -173,13 +184,8 @@ module {
 )";
   // sum = (0 + x0) + (x0 + x1) + (x1 + x2) = 2 x0 + 2 x1 + x2 and last = x2, so
   // out = sum - last = 2 (x0 + x1); with xj[i] = 8j + i that is 2 (i + 8 + i) = 4i + 16.
-  LoadedKernel k = loadKernel(ttir);
-  REQUIRE_MESSAGE(k.kernel, k.error);
-  std::vector<int32_t> x = iota(24, 0), out(8, 0);
-  LaunchResult r = launch(
-      *k.kernel, {pointer("x", viewOf(x, DType::I32)), pointer("out", viewOf(out, DType::I32))},
-      {ptrArg(0), ptrArg(1)}, {1, 1, 1});
-  REQUIRE_FALSE(r.fault);
+  std::vector<int32_t> x = iota(24, 0);
+  std::vector<int32_t> out = runOnX(ttir, x, 8);
   for (int i = 0; i < 8; ++i)
     CHECK(out[size_t(i)] == 4 * i + 16);
 }
@@ -222,13 +228,8 @@ module {
 }
 )";
   // x[j] = j: out[i] = i + (8 + i) + (16 + i) = 3i + 24.
-  LoadedKernel k = loadKernel(ttir);
-  REQUIRE_MESSAGE(k.kernel, k.error);
-  std::vector<int32_t> x = iota(24, 0), out(8, 0);
-  LaunchResult r = launch(
-      *k.kernel, {pointer("x", viewOf(x, DType::I32)), pointer("out", viewOf(out, DType::I32))},
-      {ptrArg(0), ptrArg(1)}, {1, 1, 1});
-  REQUIRE_FALSE(r.fault);
+  std::vector<int32_t> x = iota(24, 0);
+  std::vector<int32_t> out = runOnX(ttir, x, 8);
   for (int i = 0; i < 8; ++i)
     CHECK(out[size_t(i)] == 3 * i + 24);
 }

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 namespace ttinterp {
@@ -130,8 +132,9 @@ void Region::adopt(ByteRange r, ShadowState state) {
 
 uint8_t *LaunchMemory::translateUntagged(uint64_t a, uint32_t size, uint32_t *regionIndex) const {
   // Regions are few; a binary search over their starts finds the candidate.
-  auto it = std::upper_bound(regions_.begin(), regions_.end(), a,
-                             [](uint64_t x, const RegionInfo &r) { return x < r.region->range.lo; });
+  auto it =
+      std::upper_bound(regions_.begin(), regions_.end(), a,
+                       [](uint64_t x, const RegionInfo &r) { return x < r.region->range.lo; });
   if (it == regions_.begin())
     return nullptr;
   --it;
@@ -166,9 +169,8 @@ std::string LaunchMemory::describeFault(uint64_t p, uint32_t size) const {
     where = fmt::format("{} bytes past its end", a + size - w.hi);
   // Element index relative to element 0 of the argument, in its own dtype.
   int64_t delta = int64_t(a - arg.view.address);
-  std::string index = delta % int64_t(elem) == 0
-                          ? fmt::format("element {}", delta / int64_t(elem))
-                          : fmt::format("byte offset {}", delta);
+  std::string index = delta % int64_t(elem) == 0 ? fmt::format("element {}", delta / int64_t(elem))
+                                                 : fmt::format("byte offset {}", delta);
   return fmt::format("{} of argument '{}' (buffer '{}'), address 0x{:x}, is {} "
                      "(allowed bytes [0x{:x}, 0x{:x}))",
                      index, arg.name, arg.buffer, a, where, w.lo, w.hi);
@@ -359,22 +361,37 @@ bool Session::forEachChunk(const Region &region, size_t begin, size_t count, uin
   unsigned threads = options_.copyThreads;
   if (threads <= 1 || count < kParallelMinimum || !region.memory->hostAddressable())
     return fn(begin, begin + count, moved, error);
+  // Chunks of at least 1 MiB, about eight per thread, claimed as threads get
+  // to them: a thread the machine slows down takes fewer, instead of holding
+  // up a fixed half. Boundaries fall on multiples of 64 bytes, so no two
+  // chunks share a word of the dirty bitmap.
   size_t end = begin + count;
-  size_t step = (count / threads + 63) & ~size_t(63);
+  size_t step =
+      std::max<size_t>(size_t(1) << 20, (count / (size_t(threads) * 8) + 63) & ~size_t(63));
   std::vector<size_t> bounds{begin};
-  for (size_t b = ((begin + step) & ~size_t(63)); b < end && bounds.size() < threads; b += step)
+  for (size_t b = (begin + step) & ~size_t(63); b < end; b += step)
     bounds.push_back(b);
   bounds.push_back(end);
   size_t chunks = bounds.size() - 1;
   std::vector<uint64_t> bytes(chunks, 0);
   std::vector<std::string> errors(chunks);
   std::vector<char> ok(chunks, 1);
-  std::vector<std::thread> workers;
-  for (size_t c = 1; c < chunks; ++c)
-    workers.emplace_back([&, c] { ok[c] = fn(bounds[c], bounds[c + 1], bytes[c], errors[c]); });
-  ok[0] = fn(bounds[0], bounds[1], bytes[0], errors[0]);
-  for (std::thread &w : workers)
-    w.join();
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t c; (c = next.fetch_add(1)) < chunks;)
+      ok[c] = fn(bounds[c], bounds[c + 1], bytes[c], errors[c]);
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads && t < chunks; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error &) {
+      break; // No more threads to be had: the ones running share the chunks.
+    }
+  }
+  work();
+  for (std::thread &helper : helpers)
+    helper.join();
   for (size_t c = 0; c < chunks; ++c) {
     moved += bytes[c];
     if (!ok[c]) {
@@ -386,24 +403,24 @@ bool Session::forEachChunk(const Region &region, size_t begin, size_t count, uin
 }
 
 bool Session::copyInClean(Region &region, uint64_t lo, uint64_t hi, std::string &error) {
-  return forEachChunk(
-      region, lo - region.range.lo, hi - lo, stats_.bytesIn, error,
-      [&region](size_t begin, size_t end, uint64_t &moved, std::string &err) {
-        size_t cursor = begin;
-        bool ok = true;
-        auto copy = [&](size_t b, size_t e) {
-          ok = region.memory->read(region.range.lo + b, region.shadow() + b, e - b, err);
-          moved += e - b;
-        };
-        region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
-          if (ok && cursor < b)
-            copy(cursor, b);
-          cursor = e;
-        });
-        if (ok && cursor < end)
-          copy(cursor, end);
-        return ok;
-      });
+  return forEachChunk(region, lo - region.range.lo, hi - lo, stats_.bytesIn, error,
+                      [&region](size_t begin, size_t end, uint64_t &moved, std::string &err) {
+                        size_t cursor = begin;
+                        bool ok = true;
+                        auto copy = [&](size_t b, size_t e) {
+                          ok = region.memory->read(region.range.lo + b, region.shadow() + b, e - b,
+                                                   err);
+                          moved += e - b;
+                        };
+                        region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
+                          if (ok && cursor < b)
+                            copy(cursor, b);
+                          cursor = e;
+                        });
+                        if (ok && cursor < end)
+                          copy(cursor, end);
+                        return ok;
+                      });
 }
 
 bool Session::upgrade(Region &region, Access access, std::string &error) {
@@ -434,26 +451,26 @@ bool Session::writeBack(Region &region, ByteRange range, std::string &error) {
   ByteRange r{std::max(range.lo, region.range.lo), std::min(range.hi, region.range.hi)};
   if (r.hi <= r.lo)
     return true;
-  return forEachChunk(
-      region, r.lo - region.range.lo, r.hi - r.lo, stats_.bytesOut, error,
-      [&region](size_t begin, size_t end, uint64_t &moved, std::string &err) {
-        bool ok = true;
-        region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
-          if (!ok)
-            return;
-          // In place, the bytes are already there; they still count as written back.
-          if (!region.inPlace())
-            ok = region.memory->write(region.range.lo + b, region.shadow() + b, e - b, err);
-          moved += e - b;
-        });
-        if (ok)
-          region.dirty.clear(begin, end - begin);
-        return ok;
-      });
+  return forEachChunk(region, r.lo - region.range.lo, r.hi - r.lo, stats_.bytesOut, error,
+                      [&region](size_t begin, size_t end, uint64_t &moved, std::string &err) {
+                        bool ok = true;
+                        region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
+                          if (!ok)
+                            return;
+                          // In place, the bytes are already there; they still count as written
+                          // back.
+                          if (!region.inPlace())
+                            ok = region.memory->write(region.range.lo + b, region.shadow() + b,
+                                                      e - b, err);
+                          moved += e - b;
+                        });
+                        if (ok)
+                          region.dirty.clear(begin, end - begin);
+                        return ok;
+                      });
 }
 
-bool Session::sync(CallerMemory &memory, const std::vector<ByteRange> &ranges,
-                   std::string &error) {
+bool Session::sync(CallerMemory &memory, const std::vector<ByteRange> &ranges, std::string &error) {
   for (auto &region : regions_)
     if (region->memory == &memory)
       for (const ByteRange &r : ranges)

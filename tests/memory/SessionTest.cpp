@@ -47,7 +47,8 @@ TEST_CASE("overlapping arguments share one shadow: a store through one is seen t
   CHECK(session.stats().bytesOut == 4);
 }
 
-TEST_CASE("only written bytes go back: bytes the kernel never wrote keep the caller's later values") {
+TEST_CASE(
+    "only written bytes go back: bytes the kernel never wrote keep the caller's later values") {
   std::vector<int32_t> buf(8, 1);
   Session session;
   LaunchMemory m;
@@ -540,18 +541,19 @@ TEST_CASE("memory the host cannot address: a written-only argument is not read a
 
 namespace {
 /// What a 16 MiB region goes through, on `threads` copy threads: a written-only
-/// launch stores a pattern whose runs cross the two-thread chunk boundary (byte
-/// 8 MiB, element 2097152), then a launch reads everything back, then a step.
+/// launch stores a pattern whose runs cross chunk boundaries (the copy splits
+/// 16 MiB into 1 MiB chunks: bytes 1 MiB and 8 MiB, elements 262144 and
+/// 2097152), then a launch reads everything back, then a step.
 struct LargeRun {
   std::vector<int32_t> buf, seen;
   TransferStats afterWrite, afterRead, afterStep;
 };
 constexpr int64_t kLargeCount = int64_t(4) << 20; // 4 Mi ints = 16 MiB
 std::vector<int64_t> largeDirtyElements() {
-  std::vector<int64_t> e{0, 2097150, 2097151, 2097152, 2097153, kLargeCount - 1};
+  std::vector<int64_t> e{0, 262143, 262144, 2097150, 2097151, 2097152, 2097153, kLargeCount - 1};
   for (int64_t i = 1000; i < 1100; ++i)
     e.push_back(i);
-  return e; // 106 elements, 424 bytes
+  return e; // 108 elements, 432 bytes
 }
 LargeRun runLarge(unsigned threads) {
   LargeRun r;
@@ -582,12 +584,12 @@ LargeRun runLarge(unsigned threads) {
 TEST_CASE("copy-in and write-back of a 16 MiB region on two threads equal the one-thread results") {
   LargeRun one = runLarge(1), two = runLarge(2);
   std::vector<int64_t> dirty = largeDirtyElements();
-  REQUIRE(dirty.size() == 106);
+  REQUIRE(dirty.size() == 108);
   for (const LargeRun *r : {&one, &two}) {
     CHECK(r->afterWrite.bytesIn == 0);
-    // 16 MiB less the 424 dirty bytes.
-    CHECK(r->afterRead.bytesIn == 16777216 - 424);
-    CHECK(r->afterStep.bytesOut == 424);
+    // 16 MiB less the 432 dirty bytes.
+    CHECK(r->afterRead.bytesIn == 16777216 - 432);
+    CHECK(r->afterStep.bytesOut == 432);
     // What the reading launch saw and what the caller holds after the step: the
     // stores where they were made, the caller's values everywhere else.
     std::vector<int32_t> want(static_cast<size_t>(kLargeCount));
@@ -603,6 +605,10 @@ TEST_CASE("copy-in and write-back of a 16 MiB region on two threads equal the on
   CHECK(two.buf[2097151] == -2097156);
   CHECK(two.buf[2097152] == -2097157);
   CHECK(two.buf[2097154] == 2097154 * 3 + 1);
+  CHECK(two.buf[262142] == 262142 * 3 + 1);
+  CHECK(two.buf[262143] == -262148);
+  CHECK(two.buf[262144] == -262149);
+  CHECK(two.buf[262145] == 262145 * 3 + 1);
   CHECK(one.afterRead.bytesIn == two.afterRead.bytesIn);
   CHECK(one.afterStep.bytesOut == two.afterStep.bytesOut);
 }

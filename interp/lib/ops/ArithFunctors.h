@@ -78,4 +78,35 @@ TTINTERP_FLOAT_OP(MinimumF, (std::isnan(a) || std::isnan(b))
                                 : (a == b ? (std::signbit(a) ? a : b) : (a < b ? a : b)))
 #undef TTINTERP_FLOAT_OP
 
+/// The binary arith ops that are one functor above, as X(name, functor):
+/// ArithOps registers each as a block op, and ReduceOps folds with the
+/// commutative ones (those a combine region may apply either way round)
+/// without running the region.
+#define TTINTERP_COMMUTATIVE_INT_OPS(X)                                                            \
+  X("arith.addi", AddI)                                                                            \
+  X("arith.muli", MulI)                                                                            \
+  X("arith.andi", AndI)                                                                            \
+  X("arith.ori", OrI)                                                                              \
+  X("arith.xori", XOrI)                                                                            \
+  X("arith.maxsi", MaxSI)                                                                          \
+  X("arith.minsi", MinSI)                                                                          \
+  X("arith.maxui", MaxUI)                                                                          \
+  X("arith.minui", MinUI)
+#define TTINTERP_OTHER_INT_OPS(X)                                                                  \
+  X("arith.subi", SubI)                                                                            \
+  X("arith.shli", ShLI)                                                                            \
+  X("arith.shrui", ShRUI)                                                                          \
+  X("arith.shrsi", ShRSI)
+#define TTINTERP_COMMUTATIVE_FLOAT_OPS(X)                                                          \
+  X("arith.addf", AddF)                                                                            \
+  X("arith.mulf", MulF)                                                                            \
+  X("arith.maxnumf", MaxNumF)                                                                      \
+  X("arith.minnumf", MinNumF)                                                                      \
+  X("arith.maximumf", MaximumF)                                                                    \
+  X("arith.minimumf", MinimumF)
+#define TTINTERP_OTHER_FLOAT_OPS(X)                                                                \
+  X("arith.subf", SubF)                                                                            \
+  X("arith.divf", DivF)                                                                            \
+  X("arith.remf", RemF)
+
 } // namespace ttinterp::interp

@@ -576,19 +576,10 @@ bool lowerBitcast(mlir::Operation *op, Lowerer &L) {
 
 void registerArithOps(OpTable &t) {
   t.add("arith.constant", &lowerConstant);
-  t.add("arith.addi", &binaryI<AddI>, kBothOperands);
-  t.add("arith.subi", &binaryI<SubI>, kBothOperands);
-  t.add("arith.muli", &binaryI<MulI>, kBothOperands);
-  t.add("arith.andi", &binaryI<AndI>, kBothOperands);
-  t.add("arith.ori", &binaryI<OrI>, kBothOperands);
-  t.add("arith.xori", &binaryI<XOrI>, kBothOperands);
-  t.add("arith.maxsi", &binaryI<MaxSI>, kBothOperands);
-  t.add("arith.minsi", &binaryI<MinSI>, kBothOperands);
-  t.add("arith.maxui", &binaryI<MaxUI>, kBothOperands);
-  t.add("arith.minui", &binaryI<MinUI>, kBothOperands);
-  t.add("arith.shli", &binaryI<ShLI>, kBothOperands);
-  t.add("arith.shrui", &binaryI<ShRUI>, kBothOperands);
-  t.add("arith.shrsi", &binaryI<ShRSI>, kBothOperands);
+#define TTINTERP_ADD_INT(NAME, FN) t.add(NAME, &binaryI<FN>, kBothOperands);
+  TTINTERP_COMMUTATIVE_INT_OPS(TTINTERP_ADD_INT)
+  TTINTERP_OTHER_INT_OPS(TTINTERP_ADD_INT)
+#undef TTINTERP_ADD_INT
   t.add("arith.mulsi_extended", &lowerMulExtended<true>);
   t.add("arith.mului_extended", &lowerMulExtended<false>);
   t.add("arith.divsi", &lowerDiv<DivKind::DivSI>);
@@ -598,15 +589,10 @@ void registerArithOps(OpTable &t) {
   t.add("arith.ceildivsi", &lowerDiv<DivKind::CeilDivSI>);
   t.add("arith.floordivsi", &lowerDiv<DivKind::FloorDivSI>);
   t.add("arith.ceildivui", &lowerDiv<DivKind::CeilDivUI>);
-  t.add("arith.addf", &binaryF<AddF>, kBothOperands);
-  t.add("arith.subf", &binaryF<SubF>, kBothOperands);
-  t.add("arith.mulf", &binaryF<MulF>, kBothOperands);
-  t.add("arith.divf", &binaryF<DivF>, kBothOperands);
-  t.add("arith.remf", &binaryF<RemF>, kBothOperands);
-  t.add("arith.maxnumf", &binaryF<MaxNumF>, kBothOperands);
-  t.add("arith.minnumf", &binaryF<MinNumF>, kBothOperands);
-  t.add("arith.maximumf", &binaryF<MaximumF>, kBothOperands);
-  t.add("arith.minimumf", &binaryF<MinimumF>, kBothOperands);
+#define TTINTERP_ADD_FLOAT(NAME, FN) t.add(NAME, &binaryF<FN>, kBothOperands);
+  TTINTERP_COMMUTATIVE_FLOAT_OPS(TTINTERP_ADD_FLOAT)
+  TTINTERP_OTHER_FLOAT_OPS(TTINTERP_ADD_FLOAT)
+#undef TTINTERP_ADD_FLOAT
   t.add("arith.negf", [](mlir::Operation *op, Lowerer &L) { return lowerUnary<NegF>(op, L, Floats); });
   t.add("arith.cmpi", &lowerCmpI, /*scalarOperands=*/0b10);
   t.add("arith.cmpf", &lowerCmpF);

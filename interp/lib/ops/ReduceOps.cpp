@@ -185,36 +185,16 @@ template <bool Scan> ExecFn fastFold(mlir::Region &region, DType d) {
     return visitFloat(
         d, [](auto tag) -> ExecFn { return &fastFoldKernel<decltype(tag)::value, Fn, Scan>; });
   };
-  if (name == "arith.addi")
-    return ints(AddI{});
-  if (name == "arith.muli")
-    return ints(MulI{});
-  if (name == "arith.andi")
-    return ints(AndI{});
-  if (name == "arith.ori")
-    return ints(OrI{});
-  if (name == "arith.xori")
-    return ints(XOrI{});
-  if (name == "arith.maxsi")
-    return ints(MaxSI{});
-  if (name == "arith.minsi")
-    return ints(MinSI{});
-  if (name == "arith.maxui")
-    return ints(MaxUI{});
-  if (name == "arith.minui")
-    return ints(MinUI{});
-  if (name == "arith.addf")
-    return floats(AddF{});
-  if (name == "arith.mulf")
-    return floats(MulF{});
-  if (name == "arith.maxnumf")
-    return floats(MaxNumF{});
-  if (name == "arith.minnumf")
-    return floats(MinNumF{});
-  if (name == "arith.maximumf")
-    return floats(MaximumF{});
-  if (name == "arith.minimumf")
-    return floats(MinimumF{});
+#define TTINTERP_FOLD_INT(NAME, FN)                                                                \
+  if (name == NAME)                                                                                \
+    return ints(FN{});
+#define TTINTERP_FOLD_FLOAT(NAME, FN)                                                              \
+  if (name == NAME)                                                                                \
+    return floats(FN{});
+  TTINTERP_COMMUTATIVE_INT_OPS(TTINTERP_FOLD_INT)
+  TTINTERP_COMMUTATIVE_FLOAT_OPS(TTINTERP_FOLD_FLOAT)
+#undef TTINTERP_FOLD_INT
+#undef TTINTERP_FOLD_FLOAT
   return nullptr;
 }
 

@@ -97,7 +97,7 @@ template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const 
   const uint64_t *p = f.at<uint64_t>(in.operands[0]);
   const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr;
   int64_t n = in.n;
-  if (n > 0 && (!HasMask || !std::memchr(mask, 0, size_t(n))) &&
+  if (n > 0 && f.memory->immutable(p[0]) && (!HasMask || !std::memchr(mask, 0, size_t(n))) &&
       contiguousRun<false>(p, nullptr, 0, n, byteSize(D)) == n && readInPlace<D>(f, in, p[0], n))
     return;
   loadLanes<D, HasMask, HasOther>(f, in, p, mask,

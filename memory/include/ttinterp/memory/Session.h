@@ -182,10 +182,12 @@ public:
   /// program), so a load may use them in place instead of copying them. Null
   /// otherwise, recording nothing.
   const uint8_t *translateImmutable(uint64_t p, uint32_t size) const {
+    return immutable(p) ? translateForRead(p, size) : nullptr;
+  }
+  /// Whether p points into such a region (a cheap test before a costlier one).
+  bool immutable(uint64_t p) const {
     uint32_t t = tagged::tag(p);
-    if (t == 0 || t > windows_.size() || windows_[t - 1].writable)
-      return nullptr;
-    return translateForRead(p, size);
+    return t != 0 && t <= windows_.size() && !windows_[t - 1].writable;
   }
   /// As translate, and records the bytes as written (dirty, and a write for the
   /// hazard tracker).

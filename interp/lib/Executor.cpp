@@ -1,6 +1,8 @@
 //===- Executor.cpp - Running a Program over a launch grid ----------------===//
 #include "Program.h"
 
+#include "ttinterp/memory/Workers.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,8 +10,6 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
-#include <system_error>
-#include <thread>
 
 namespace ttinterp::interp {
 
@@ -229,9 +229,8 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
   // (consecutive programs touch consecutive memory: one stream per worker for
   // the prefetcher, not every other page). On a fault, programs after it are
   // skipped but earlier ones still finish, so the fault reported is the one a
-  // serial run would report first. The calling thread is one of the workers:
-  // a launch starts `threads - 1` threads, never more threads than it uses,
-  // and work begins at once instead of after the last thread has started.
+  // serial run would report first. The calling thread is one of the workers
+  // (runOnThreads).
   memory.setConcurrent(true);
   const int64_t chunk = std::max<int64_t>(1, total / (int64_t(threads) * 64));
   std::atomic<int64_t> next{0};
@@ -259,17 +258,7 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
       }
     }
   };
-  std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < threads; ++t) {
-    try {
-      helpers.emplace_back(work);
-    } catch (const std::system_error &) {
-      break; // No more threads to be had: the ones running share the work.
-    }
-  }
-  work();
-  for (std::thread &helper : helpers)
-    helper.join();
+  runOnThreads(threads, work);
   memory.setConcurrent(false);
   return fault;
 }

@@ -1,13 +1,12 @@
 //===- Session.cpp - Region grouping, shadows, translation, write-back ----===//
 #include "ttinterp/memory/Session.h"
+#include "ttinterp/memory/Workers.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <system_error>
-#include <thread>
 
 namespace ttinterp {
 
@@ -362,9 +361,8 @@ bool Session::forEachChunk(const Region &region, size_t begin, size_t count, uin
   if (threads <= 1 || count < kParallelMinimum || !region.memory->hostAddressable())
     return fn(begin, begin + count, moved, error);
   // Chunks of at least 1 MiB, about eight per thread, claimed as threads get
-  // to them: a thread the machine slows down takes fewer, instead of holding
-  // up a fixed half. Boundaries fall on multiples of 64 bytes, so no two
-  // chunks share a word of the dirty bitmap.
+  // to them (runOnThreads), rather than a fixed share each. Boundaries fall on
+  // multiples of 64 bytes, so no two chunks share a word of the dirty bitmap.
   size_t end = begin + count;
   size_t step =
       std::max<size_t>(size_t(1) << 20, (count / (size_t(threads) * 8) + 63) & ~size_t(63));
@@ -381,17 +379,7 @@ bool Session::forEachChunk(const Region &region, size_t begin, size_t count, uin
     for (size_t c; (c = next.fetch_add(1)) < chunks;)
       ok[c] = fn(bounds[c], bounds[c + 1], bytes[c], errors[c]);
   };
-  std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < threads && t < chunks; ++t) {
-    try {
-      helpers.emplace_back(work);
-    } catch (const std::system_error &) {
-      break; // No more threads to be had: the ones running share the chunks.
-    }
-  }
-  work();
-  for (std::thread &helper : helpers)
-    helper.join();
+  runOnThreads(unsigned(std::min<size_t>(threads, chunks)), work);
   for (size_t c = 0; c < chunks; ++c) {
     moved += bytes[c];
     if (!ok[c]) {

@@ -70,12 +70,13 @@ TTINTERP_FLOAT_OP(DivF, a / b)
 TTINTERP_FLOAT_OP(RemF, std::fmod(a, b))
 TTINTERP_FLOAT_OP(MaxNumF, maxNum(a, b))
 TTINTERP_FLOAT_OP(MinNumF, minNum(a, b))
+// Without NaNs maximum/minimum order values (and zeros) as maxNum/minNum do.
 TTINTERP_FLOAT_OP(MaximumF, (std::isnan(a) || std::isnan(b))
                                 ? std::numeric_limits<Repr<D>>::quiet_NaN()
-                                : (a == b ? (std::signbit(a) ? b : a) : (a > b ? a : b)))
+                                : maxNum(a, b))
 TTINTERP_FLOAT_OP(MinimumF, (std::isnan(a) || std::isnan(b))
                                 ? std::numeric_limits<Repr<D>>::quiet_NaN()
-                                : (a == b ? (std::signbit(a) ? a : b) : (a < b ? a : b)))
+                                : minNum(a, b))
 #undef TTINTERP_FLOAT_OP
 
 /// The binary arith ops that are one functor above, as X(name, functor):
@@ -100,6 +101,8 @@ TTINTERP_FLOAT_OP(MinimumF, (std::isnan(a) || std::isnan(b))
 #define TTINTERP_COMMUTATIVE_FLOAT_OPS(X)                                                          \
   X("arith.addf", AddF)                                                                            \
   X("arith.mulf", MulF)                                                                            \
+  TTINTERP_FLOAT_MIN_MAX_OPS(X)
+#define TTINTERP_FLOAT_MIN_MAX_OPS(X)                                                              \
   X("arith.maxnumf", MaxNumF)                                                                      \
   X("arith.minnumf", MinNumF)                                                                      \
   X("arith.maximumf", MaximumF)                                                                    \

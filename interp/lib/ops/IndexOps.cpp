@@ -28,7 +28,8 @@ struct GatherData {
 };
 
 template <class T, DType IndexType> void gatherKernel(Frame &f, const Instr &in) {
-  const auto &d = *static_cast<const GatherData *>(in.data);
+  // A copy, so stores of 64-bit or byte elements cannot alias its fields.
+  const GatherData d = *static_cast<const GatherData *>(in.data);
   const T *src = f.at<T>(in.operands[0]);
   const Repr<IndexType> *index = f.at<Repr<IndexType>>(in.operands[1]);
   T *r = f.at<T>(in.results[0]);

@@ -80,16 +80,14 @@ struct FastFoldData {
 };
 
 /// Combiners whose result does not depend on how the elements are grouped or
-/// ordered, bit for bit: wrapping integer arithmetic and bitwise ops, integer
-/// max/min, and float max/min (a total order once -0 < +0; the NaN-propagating
-/// ones return the one canonical NaN). Float add and mul are not among them.
+/// ordered, bit for bit: the commutative integer ops (wrapping arithmetic,
+/// bitwise ops, max/min) and float max/min (a total order once -0 < +0; the
+/// NaN-propagating ones return the one canonical NaN). Not float add and mul.
+#define TTINTERP_IS(NAME, FN) || std::is_same_v<Fn, FN>
 template <class Fn>
 constexpr bool kRegroupable =
-    std::is_same_v<Fn, AddI> || std::is_same_v<Fn, MulI> || std::is_same_v<Fn, AndI> ||
-    std::is_same_v<Fn, OrI> || std::is_same_v<Fn, XOrI> || std::is_same_v<Fn, MaxSI> ||
-    std::is_same_v<Fn, MinSI> || std::is_same_v<Fn, MaxUI> || std::is_same_v<Fn, MinUI> ||
-    std::is_same_v<Fn, MaxNumF> || std::is_same_v<Fn, MinNumF> || std::is_same_v<Fn, MaximumF> ||
-    std::is_same_v<Fn, MinimumF>;
+    false TTINTERP_COMMUTATIVE_INT_OPS(TTINTERP_IS) TTINTERP_FLOAT_MIN_MAX_OPS(TTINTERP_IS);
+#undef TTINTERP_IS
 
 /// Reduces src[0, length) with kRegroupable Fn over independent lanes, so the
 /// loop is not one long dependency chain; the left fold's result exactly. Only
@@ -117,7 +115,9 @@ template <DType D, class Fn> std::optional<Repr<D>> laneFold(const Repr<D> *src,
 
 template <DType D, class Fn, bool Scan> void fastFoldKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
-  const auto &d = *static_cast<const FastFoldData *>(in.data);
+  // A copy: stores through 64-bit or byte elements could alias the fields of
+  // the shared descriptor, and the compiler would reload them every element.
+  const FastFoldData d = *static_cast<const FastFoldData *>(in.data);
   const T *x = f.at<T>(in.operands[0]);
   T *out = f.at<T>(in.results[0]);
   for (int64_t o = 0; o < d.outer; ++o) {

@@ -289,7 +289,7 @@ def ttir_func_args(ttir, fn_name):
     m = re.search(r"tt\.func public @(\w+)\((.*)\) attributes", ttir)
     assert m and m.group(1) == fn_name, (fn_name, m and m.group(1))
     return [(a.group(1), a.group(2), a.group(3) or "")
-            for a in re.finditer(r"%(\w+): ([^\s{]+)(?: \{([^}]*)\})? loc\(", m.group(2))]
+            for a in re.finditer(r"%([\w.]+): ([^\s{]+)(?: \{([^}]*)\})? loc\(", m.group(2))]
 
 
 def spec_args(params, args, specialization):

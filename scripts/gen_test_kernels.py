@@ -60,32 +60,82 @@ class MockPtr(gf.MockTensor):
         return self.byte_offset
 
 
+class Desc:
+    """A host-side tensor descriptor argument (spec {"tensordesc": ...}): a view of a buffer (offset, shape
+    and strides in elements; default the whole buffer) read and written in blocks of `block`."""
+
+    def __init__(self, buf, block, padding="zero", offset=0, shape=None, strides=None):
+        self.buf, self.block, self.padding = buf, list(block), padding
+        self.offset, self.shape, self.strides = offset, shape, strides
+
+    def view(self, buffers):
+        shape = self.shape or buffers[self.buf].shape
+        strides = self.strides or [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+        return list(shape), list(strides)
+
+
 def buf_of(a):
-    return a.buf if isinstance(a, View) else a
+    return a.buf if isinstance(a, (View, Desc)) else a
 
 
 def mock_value(a, buffers):
     if isinstance(a, View):
         b = buffers[a.buf]
         return MockPtr(b.dtype, a.offset * b.data.itemsize)
+    if isinstance(a, Desc):
+        # Triton's own TensorDescriptor (what its JIT binder specializes on), over a mock base:
+        # built field by field because __post_init__ would ask the mock for a torch dtype.
+        from triton.tools.tensor_descriptor import TensorDescriptor
+        b = buffers[a.buf]
+        shape, strides = a.view(buffers)
+        d = object.__new__(TensorDescriptor)
+        fields = dict(base=MockPtr(b.dtype, a.offset * b.data.itemsize), shape=shape, strides=strides,
+                      block_shape=a.block, padding=a.padding, round_f32_to_tf32=False)
+        for f, v in fields.items():
+            object.__setattr__(d, f, v)
+        return d
     return gf.launch_value(a, buffers)
 
 
 def arg_json(a):
     if isinstance(a, View):
         return {"view": a.buf, "offset": a.offset, "shape": a.shape, "strides": a.strides}
+    if isinstance(a, Desc):
+        d = {"tensordesc": a.buf}
+        if a.offset:
+            d["offset"] = a.offset
+        if a.shape:
+            d["shape"] = a.shape
+        if a.strides:
+            d["strides"] = a.strides
+        if a.padding != "zero":
+            d["padding"] = a.padding
+        return d
     return gf.spec_arg_json(a)
 
 
-def check_args(kept, ttir_args, buffers, label):
-    """The spec's arguments are the printed tt.func arguments, name by name and type by type."""
-    assert [n for n, _ in kept] == [n for n, _, _ in ttir_args], (label, kept, ttir_args)
-    for (name, a), (_, ty, _) in zip(kept, ttir_args):
-        if isinstance(a, (str, View)):
-            want = f"!tt.ptr<{gf.TTIR_TYPE[buffers[buf_of(a)].dtype]}>"
+def expand_descriptors(kept, buffers):
+    """(name, TTIR type) of the tt.func arguments Triton passes for the spec's arguments: a descriptor
+    is itself, then its shape (i32) and strides (i64)."""
+    out = []
+    for name, a in kept:
+        if isinstance(a, Desc):
+            block = "x".join(str(d) for d in a.block)
+            out.append((name, f"!tt.tensordesc<{block}x{gf.TTIR_TYPE[buffers[a.buf].dtype]}>"))
+            out += [(f"{name}.shape.{d}", "i32") for d in range(len(a.block))]
+            out += [(f"{name}.stride.{d}", "i64") for d in range(len(a.block))]
+        elif isinstance(a, (str, View)):
+            out.append((name, f"!tt.ptr<{gf.TTIR_TYPE[buffers[buf_of(a)].dtype]}>"))
         else:
-            want = "i32" if isinstance(a, I32) else "f32"
-        assert ty == want, (label, name, ty, want)
+            out.append((name, "i32" if isinstance(a, I32) else "f32"))
+    return out
+
+
+def check_args(kept, ttir_args, buffers, label):
+    """The spec's arguments are the printed tt.func arguments, name by name and type by type (a
+    descriptor argument stands for the descriptor and its shape and stride arguments)."""
+    want = expand_descriptors(kept, buffers)
+    assert [(n, t) for n, t, _ in ttir_args] == want, (label, ttir_args, want)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -680,6 +730,64 @@ def k_oob_store():
                 specs={"spec": dict(args=["x", "out", I32(n)], grid=[1], buffers=bufs, expected=None)})
 
 
+def k_tensor_desc():
+    # tma_matmul: integer-valued f16 in [-4, 4], so every product and partial sum is exact in f32
+    # and any summation order gives numpy's integer result. M, N and K are not multiples of the
+    # blocks (64 x 32 x 32): the last blocks hang over all three edges and must read zeros.
+    M, N, K, BM, BN, BK = 70, 56, 104, 64, 32, 32
+    rng = np.random.default_rng(2012)
+    a = rng.integers(-4, 5, (M, K)).astype(np.float16)
+    b = rng.integers(-4, 5, (K, N)).astype(np.float16)
+    c = (a.astype(np.int64) @ b.astype(np.int64)).astype(F32)
+    # spec_view: A is a window of a larger buffer, rows 8.. and columns 8.. of an 80 x 112 array
+    # (row stride 112 elements = 224 bytes and a 16-byte-aligned start, as TMA needs).
+    abig = rng.integers(-4, 5, (80, 112)).astype(np.float16)
+    abig[8:8 + M, 8:8 + K] = a
+    mm_args = lambda a_arg: [a_arg, Desc("b", [BK, BN]), Desc("c", [BM, BN]), I32(M), I32(N), I32(K)]
+    mm_grid = [cdiv(M, BM) * cdiv(N, BN)]
+    mm = dict(function="tma_matmul_kernel", grid=mm_grid,
+              buffers={"a": Buf("f16", "npy", data=a), "b": Buf("f16", "npy", data=b),
+                       "c": Buf("f32", {"fill": -1.0}, [M, N])},
+              args=mm_args(Desc("a", [BM, BK])), expected={"a": a, "b": b, "c": c})
+    mm_view = dict(function="tma_matmul_kernel", grid=mm_grid,
+                   buffers={"abig": Buf("f16", "npy", data=abig), "b": Buf("f16", "npy", data=b),
+                            "c": Buf("f32", {"fill": -1.0}, [M, N])},
+                   args=mm_args(Desc("abig", [BM, BK], offset=8 * 112 + 8, shape=[M, K], strides=[112, 1])),
+                   expected={"abig": abig, "b": b, "c": c})
+
+    # desc_shift: 16 x 16 blocks read at (pid_m * 16 - 2, pid_n * 16 + 3) from a 40 x 50 array.
+    R, C, B = 40, 50, 16
+    gm, gn = cdiv(R + 2, B), cdiv(C - 3, B)
+    x = rng.uniform(-1, 1, (R, C)).astype(F32)
+
+    def shift(padding):
+        pad = np.nan if padding == "nan" else 0.0
+        out = np.full((gm * gn, B, B), pad, F32)
+        shifted = np.zeros((R, C), F32)
+        for pm in range(gm):
+            for pn in range(gn):
+                for i in range(B):
+                    for j in range(B):
+                        r, col = pm * B - 2 + i, pn * B + 3 + j
+                        if 0 <= r < R and 0 <= col < C:
+                            out[pm * gn + pn, i, j] = x[r, col]
+                            shifted[r, col] = x[r, col] + np.float32(1.0)
+        bufs = {"x": Buf("f32", "npy", data=x), "out": Buf("f32", {"fill": -7.0}, [gm * gn, B, B]),
+                "shifted": Buf("f32", "zeros", [R, C])}
+        return dict(function="desc_shift_kernel", grid=[gm, gn], buffers=bufs,
+                    args=[Desc("x", [B, B], padding=padding), "out", Desc("shifted", [B, B])],
+                    expected={"x": x, "out": out, "shifted": shifted})
+
+    return dict(compiles=[("tma_matmul", "tma_matmul_kernel"), ("desc_shift", "desc_shift_kernel")],
+                constexprs={"tma_matmul_kernel": {"BLOCK_M": BM, "BLOCK_N": BN, "BLOCK_K": BK},
+                            "desc_shift_kernel": {"BLOCK_M": B, "BLOCK_N": B}},
+                ops={"tma_matmul": ["!tt.tensordesc<64x32xf16>", "tt.descriptor_load", "tt.descriptor_store",
+                                    "tt.dot", "scf.for"],
+                     "desc_shift": ["!tt.tensordesc<16x16xf32>", "tt.descriptor_load", "tt.descriptor_store"]},
+                specs={"spec": mm, "spec_view": mm_view, "spec_shift": shift("zero"),
+                       "spec_shift_nan": shift("nan")})
+
+
 KERNEL_FNS = {
     "argmax": k_argmax,
     "cumsum": k_cumsum,
@@ -694,6 +802,7 @@ KERNEL_FNS = {
     "shift_copy": k_shift_copy,
     "pointer_table": k_pointer_table,
     "oob_store": k_oob_store,
+    "tensor_desc": k_tensor_desc,
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -747,9 +856,11 @@ def generate(name):
         # the specs launching this function; the first one's arguments drive the compile
         mine = [(s, sp) for s, sp in specs.items() if sp.get("function", fn_name) == fn_name]
         fn = gf.load_kernel(name, fn_name, rel)
+        # constexprs: one dict for every kernel of the file, or one per function name
+        constexprs = k["constexprs"].get(fn_name, k["constexprs"])
         first = mine[0][1]
         values = [mock_value(a, first["buffers"]) for a in first["args"]]
-        compiled, specialization = gf.compile_like_launch(fn, first["args"], k["constexprs"], first["buffers"],
+        compiled, specialization = gf.compile_like_launch(fn, first["args"], constexprs, first["buffers"],
                                                           debug=k.get("debug", False), values=values)
         assert compiled.name == fn_name
         ttir, ptx = compiled.asm["ttir"], compiled.asm["ptx"]
@@ -771,7 +882,7 @@ def generate(name):
             # every spec's launch must specialize like the compiled one
             if sp is not first:
                 vals = [mock_value(a, sp["buffers"]) for a in sp["args"]]
-                _, spec2 = gf.compile_like_launch(fn, sp["args"], k["constexprs"], sp["buffers"],
+                _, spec2 = gf.compile_like_launch(fn, sp["args"], constexprs, sp["buffers"],
                                                   debug=k.get("debug", False), values=vals)
                 assert spec2 == specialization, (name, s)
             kept = gf.spec_args(fn.params, sp["args"], specialization)

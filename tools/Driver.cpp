@@ -193,7 +193,7 @@ int Run::execute(const std::string &specPath) {
   // Every kernel is loaded, lowered and type-checked before the first launch runs.
   std::vector<std::optional<KernelLibrary::Entry>> kernels(spec_.launches.size());
   for (size_t i = 0; i < spec_.launches.size(); ++i) {
-    const LaunchSpec &l = spec_.launches[i];
+    LaunchSpec &l = spec_.launches[i];
     if (l.kind != StepKind::Launch)
       continue;
     KernelFailure failure;
@@ -409,6 +409,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
       arg.view.shape = a.shape;
       arg.view.strides = a.strides;
       values[p].pointerIndex = uint32_t(pointers.size());
+      values[p].integer = a.padNaN;
       pointers.push_back(std::move(arg));
       pointerParam.push_back(p);
     } else {
@@ -506,9 +507,11 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
         continue;
       const ArgSpec &spec = l.args[pointerParam[a]];
       std::string target = pointers[a].buffer;
-      if (spec.kind == ArgKind::View)
-        target += fmt::format("{{offset {}, shape [{}], strides [{}]}}", spec.offset,
-                              fmt::join(spec.shape, ", "), fmt::join(spec.strides, ", "));
+      if (spec.kind == ArgKind::View || spec.kind == ArgKind::Descriptor)
+        target = fmt::format("{}{}{{offset {}, shape [{}], strides [{}]{}}}",
+                             spec.kind == ArgKind::Descriptor ? "tensordesc " : "", target,
+                             spec.offset, fmt::join(spec.shape, ", "),
+                             fmt::join(spec.strides, ", "), spec.padNaN ? ", padding nan" : "");
       args.push_back(
           fmt::format("{}={} ({})", pointers[a].name, target, accessName(pointers[a].access)));
     }

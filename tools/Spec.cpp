@@ -392,6 +392,36 @@ void checkViewInside(const Spec &spec, const ArgSpec &a) {
                              int64_t(lo), int64_t(hi), b.name, b.numElements - 1));
 }
 
+/// The `offset`, `shape` and `strides` keys of a view or descriptor argument
+/// (`a.buffer` set). Without `shape` (allowed for descriptors only), the whole
+/// buffer; without `strides`, C-contiguous.
+void parseViewKeys(const Spec &spec, const Json &j, const std::string &path, ArgSpec &a,
+                   bool shapeRequired) {
+  if (j.contains("offset"))
+    a.offset = integer(j["offset"], member(path, "offset"), std::numeric_limits<int64_t>::min(),
+                       std::numeric_limits<int64_t>::max(), "an element offset");
+  if (shapeRequired || j.contains("shape")) {
+    a.shape = shape(required(j, path, "shape"), member(path, "shape"));
+    countElements(a.shape, member(path, "shape"));
+  } else {
+    a.shape = spec.buffers[a.buffer].shape;
+  }
+  if (j.contains("strides")) {
+    const Json &s = j["strides"];
+    std::string spath = member(path, "strides");
+    if (!s.is_array())
+      fail(spath, fmt::format("expected an array of strides, got {}", kindOf(s)));
+    if (s.size() != a.shape.size())
+      fail(spath, fmt::format("{} strides for a shape of rank {}", s.size(), a.shape.size()));
+    for (size_t i = 0; i < s.size(); ++i)
+      a.strides.push_back(integer(s[i], element(spath, i), -(int64_t(1) << 48), int64_t(1) << 48,
+                                  "a stride (in elements)"));
+  } else {
+    a.strides = contiguousStrides(a.shape);
+  }
+  checkViewInside(spec, a);
+}
+
 ArgSpec parseArg(const Spec &spec, const Json &j, const std::string &path) {
   ArgSpec a;
   a.path = path;
@@ -403,32 +433,40 @@ ArgSpec parseArg(const Spec &spec, const Json &j, const std::string &path) {
     return a;
   }
   const char *forms = "a buffer name, a view {\"view\": name, \"offset\": n, \"shape\": [...], "
-                      "\"strides\": [...]} or a scalar {\"<dtype>\": value}";
+                      "\"strides\": [...]}, a tensor descriptor {\"tensordesc\": name, ...} or a "
+                      "scalar {\"<dtype>\": value}";
   if (!j.is_object())
     fail(path, fmt::format("expected {}, got {}", forms, kindOf(j)));
   if (j.contains("view")) {
     expectObject(j, path, {"view", "offset", "shape", "strides"});
     a.kind = ArgKind::View;
     a.buffer = *bufferRef(spec, j["view"], member(path, "view"));
-    if (j.contains("offset"))
-      a.offset = integer(j["offset"], member(path, "offset"), std::numeric_limits<int64_t>::min(),
-                         std::numeric_limits<int64_t>::max(), "an element offset");
-    a.shape = shape(required(j, path, "shape"), member(path, "shape"));
-    countElements(a.shape, member(path, "shape"));
-    if (j.contains("strides")) {
-      const Json &s = j["strides"];
-      std::string spath = member(path, "strides");
-      if (!s.is_array())
-        fail(spath, fmt::format("expected an array of strides, got {}", kindOf(s)));
-      if (s.size() != a.shape.size())
-        fail(spath, fmt::format("{} strides for a shape of rank {}", s.size(), a.shape.size()));
-      for (size_t i = 0; i < s.size(); ++i)
-        a.strides.push_back(integer(s[i], element(spath, i), -(int64_t(1) << 48), int64_t(1) << 48,
-                                    "a stride (in elements)"));
-    } else {
-      a.strides = contiguousStrides(a.shape);
+    parseViewKeys(spec, j, path, a, /*shapeRequired=*/true);
+    return a;
+  }
+  if (j.contains("tensordesc")) {
+    expectObject(j, path, {"tensordesc", "offset", "shape", "strides", "padding"});
+    a.kind = ArgKind::Descriptor;
+    a.buffer = *bufferRef(spec, j["tensordesc"], member(path, "tensordesc"));
+    parseViewKeys(spec, j, path, a, /*shapeRequired=*/false);
+    if (a.shape.empty())
+      fail(path, "a tensor descriptor needs a shape of rank 1 or more");
+    for (size_t d = 0; d < a.shape.size(); ++d)
+      if (a.shape[d] > std::numeric_limits<int32_t>::max())
+        fail(path, fmt::format("dimension {} of the descriptor has {} elements; Triton passes "
+                               "descriptor sizes as i32",
+                               d, a.shape[d]));
+    if (j.contains("padding")) {
+      std::string padding = string(j["padding"], member(path, "padding"), "\"zero\" or \"nan\"");
+      if (padding != "zero" && padding != "nan")
+        fail(member(path, "padding"),
+             fmt::format("expected \"zero\" or \"nan\", got \"{}\"", padding));
+      a.padNaN = padding == "nan";
+      if (a.padNaN && !isFloat(spec.buffers[a.buffer].dtype))
+        fail(member(path, "padding"),
+             fmt::format("NaN padding needs a float buffer; '{}' has dtype {}",
+                         spec.buffers[a.buffer].name, name(spec.buffers[a.buffer].dtype)));
     }
-    checkViewInside(spec, a);
     return a;
   }
   if (j.size() != 1)
@@ -639,44 +677,89 @@ std::optional<Spec> loadSpec(const std::string &path, std::string &error) {
   return parseSpec(text.str(), path, dir, error);
 }
 
-bool bindArguments(const Spec &spec, const LaunchSpec &launch, const std::string &function,
+bool bindArguments(const Spec &spec, LaunchSpec &launch, const std::string &function,
                    const std::vector<interp::Parameter> &parameters, std::string &error) {
   auto report = [&](const std::string &path, const std::string &message) {
     error = fmt::format("{}: {}: {}", spec.file, path, message);
     return false;
   };
   auto describe = [](const interp::Parameter &p) {
+    if (p.descriptorRank)
+      return fmt::format("{}: tensordesc<{}x{}>", p.name, fmt::join(p.blockShape, "x"),
+                         name(p.dtype));
     return p.isPointer ? fmt::format("{}: *{}", p.name, name(p.dtype))
                        : fmt::format("{}: {}", p.name, name(p.dtype));
   };
-  if (launch.args.size() != parameters.size()) {
+  // A descriptor argument stands for its parameter and the shape and stride
+  // parameters Triton passes after it, so the spec lists arguments as Python
+  // calls the kernel.
+  std::vector<size_t> callParameters;
+  for (size_t p = 0; p < parameters.size(); p += 1 + 2 * parameters[p].descriptorRank)
+    callParameters.push_back(p);
+  if (launch.args.size() != callParameters.size()) {
     std::string list;
-    for (const interp::Parameter &p : parameters)
-      list += fmt::format("{}{}", list.empty() ? "" : ", ", describe(p));
+    for (size_t p : callParameters)
+      list += fmt::format("{}{}", list.empty() ? "" : ", ", describe(parameters[p]));
     return report(launch.path + ".args",
-                  fmt::format("{} takes {} argument{} ({}), got {}", function, parameters.size(),
-                              parameters.size() == 1 ? "" : "s", list, launch.args.size()));
+                  fmt::format("{} takes {} argument{} ({}), got {}", function,
+                              callParameters.size(), callParameters.size() == 1 ? "" : "s", list,
+                              launch.args.size()));
   }
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    const interp::Parameter &p = parameters[i];
+  std::vector<ArgSpec> bound;
+  for (size_t i = 0; i < callParameters.size(); ++i) {
+    const interp::Parameter &p = parameters[callParameters[i]];
     const ArgSpec &a = launch.args[i];
+    bool descriptorArg = a.kind == ArgKind::Descriptor;
     if (p.isPointer && a.kind == ArgKind::Scalar)
-      return report(a.path, fmt::format("parameter '{}' is a pointer to {}; expected a buffer "
-                                        "name or a view, got a {} scalar",
-                                        p.name, name(p.dtype), name(a.scalar.dtype)));
+      return report(a.path, fmt::format("parameter '{}' is a {} {}; expected {}, got a {} scalar",
+                                        p.name, p.descriptorRank ? "tensor descriptor of" : "pointer to",
+                                        name(p.dtype),
+                                        p.descriptorRank ? "{\"tensordesc\": name, ...}"
+                                                         : "a buffer name or a view",
+                                        name(a.scalar.dtype)));
     if (!p.isPointer && a.kind != ArgKind::Scalar)
       return report(a.path,
                     fmt::format("parameter '{}' is a scalar {}; expected {{\"{}\": "
-                                "value}}, got buffer '{}'",
-                                p.name, name(p.dtype), name(p.dtype), spec.buffers[a.buffer].name));
+                                "value}}, got {} '{}'",
+                                p.name, name(p.dtype), name(p.dtype),
+                                descriptorArg ? "a tensor descriptor of buffer" : "buffer",
+                                spec.buffers[a.buffer].name));
+    if (p.isPointer && (p.descriptorRank != 0) != descriptorArg)
+      return report(a.path,
+                    p.descriptorRank
+                        ? fmt::format("parameter '{}' is a tensor descriptor; expected "
+                                      "{{\"tensordesc\": \"{}\", ...}}, got a pointer",
+                                      p.name, spec.buffers[a.buffer].name)
+                        : fmt::format("parameter '{}' is a pointer; expected a buffer name or a "
+                                      "view, got a tensor descriptor",
+                                      p.name));
     if (p.isPointer && spec.buffers[a.buffer].dtype != p.dtype)
-      return report(a.path, fmt::format("buffer '{}' has dtype {} but parameter '{}' points to {}",
+      return report(a.path, fmt::format("buffer '{}' has dtype {} but parameter '{}' {} {}",
                                         spec.buffers[a.buffer].name,
-                                        name(spec.buffers[a.buffer].dtype), p.name, name(p.dtype)));
+                                        name(spec.buffers[a.buffer].dtype), p.name,
+                                        p.descriptorRank ? "describes" : "points to",
+                                        name(p.dtype)));
     if (!p.isPointer && a.scalar.dtype != p.dtype)
       return report(a.path, fmt::format("scalar type {} does not match parameter '{}' of type {}",
                                         name(a.scalar.dtype), p.name, name(p.dtype)));
+    bound.push_back(a);
+    if (!p.descriptorRank)
+      continue;
+    if (a.shape.size() != p.descriptorRank)
+      return report(a.path, fmt::format("parameter '{}' is a tensor descriptor of rank {}, but the "
+                                        "descriptor has shape [{}]",
+                                        p.name, p.descriptorRank, fmt::join(a.shape, ", ")));
+    for (int strides = 0; strides < 2; ++strides)
+      for (size_t d = 0; d < a.shape.size(); ++d) {
+        ArgSpec value;
+        value.kind = ArgKind::Scalar;
+        value.path = fmt::format("{}.{}[{}]", a.path, strides ? "strides" : "shape", d);
+        value.scalar.dtype = strides ? DType::I64 : DType::I32;
+        value.scalar.integer = strides ? a.strides[d] : a.shape[d];
+        bound.push_back(value);
+      }
   }
+  launch.args = std::move(bound);
   return true;
 }
 

@@ -55,7 +55,10 @@ struct BufferSpec {
   uint64_t seed = 0;        ///< InitKind::Uniform.
 };
 
-enum class ArgKind { Buffer, View, Scalar };
+/// Descriptor: a host-side tensor descriptor over a view (docs/spec.md); it
+/// stands for the descriptor parameter and the shape and stride parameters
+/// after it until bindArguments expands it.
+enum class ArgKind { Buffer, View, Descriptor, Scalar };
 
 struct ArgSpec {
   ArgKind kind = ArgKind::Buffer;
@@ -65,6 +68,7 @@ struct ArgSpec {
   /// buffer argument is offset 0, the buffer's shape, C-contiguous).
   int64_t offset = 0;
   std::vector<int64_t> shape, strides;
+  bool padNaN = false; ///< Descriptor: out-of-bounds reads give NaN instead of zero.
   ScalarValue scalar;
 };
 
@@ -113,9 +117,12 @@ std::optional<Spec> parseSpec(std::string_view text, const std::string &file,
 std::optional<Spec> loadSpec(const std::string &path, std::string &error);
 
 /// Checks `launch`'s arguments against its kernel's parameters: their number, scalar
-/// types, pointer versus scalar, and pointee dtypes. `function` names the kernel in
-/// messages. Returns false with a one-line error naming the JSON path.
-bool bindArguments(const Spec &spec, const LaunchSpec &launch, const std::string &function,
+/// types, pointer versus scalar versus descriptor, and pointee dtypes. Then expands each
+/// tensor-descriptor argument into the descriptor and the shape (i32) and stride (i64)
+/// values Triton passes after it, so that `launch.args` holds one argument per parameter.
+/// `function` names the kernel in messages. Returns false with a one-line error naming
+/// the JSON path.
+bool bindArguments(const Spec &spec, LaunchSpec &launch, const std::string &function,
                    const std::vector<interp::Parameter> &parameters, std::string &error);
 
 /// The C-contiguous strides (in elements) of `shape`.

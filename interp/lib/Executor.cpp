@@ -120,6 +120,19 @@ const std::string &Kernel::siteLocation(uint32_t site) const {
 }
 
 namespace {
+/// The record of descriptor parameter `i` (layout in BlockPointerOps.cpp): its
+/// base from the pointer argument, its shape and strides from the 2 x rank
+/// parameters after it, as Triton passes them, and its padding.
+void writeDescriptor(int64_t *record, const LaunchMemory &memory,
+                     const std::vector<ArgumentValue> &args, size_t i, unsigned rank) {
+  record[0] = int64_t(memory.argumentPointer(args[i].pointerIndex));
+  for (unsigned d = 0; d < rank; ++d) {
+    record[1 + d] = int64_t(int32_t(args[i + 1 + d].integer));
+    record[1 + rank + d] = args[i + 1 + rank + d].integer;
+  }
+  record[1 + 2 * rank] = args[i].integer != 0;
+}
+
 /// A thread's frame, with its arena initialised for this launch.
 struct FrameStorage {
   std::unique_ptr<uint8_t[]> bytes;
@@ -147,6 +160,10 @@ struct FrameStorage {
     for (size_t i = 0; i < p.parameters.size(); ++i) {
       const Parameter &param = p.parameters[i];
       SlotId s = p.parameterSlots[i];
+      if (param.isPointer && param.descriptorRank) {
+        writeDescriptor(frame.at<int64_t>(s), memory, args, i, param.descriptorRank);
+        continue;
+      }
       if (param.isPointer) {
         *frame.at<uint64_t>(s) = memory.argumentPointer(args[i].pointerIndex);
         continue;

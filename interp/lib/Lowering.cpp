@@ -353,30 +353,52 @@ std::unique_ptr<Kernel> Kernel::lower(mlir::FunctionOpInterface fn, std::string 
   mlir::Block &entry = fn.getFunctionBody().front();
   frontend::Signature signature = frontend::signatureOf(fn);
   std::vector<Access> accesses = analyzeAccess(fn);
+  auto parameterError = [&](const std::string &name, const std::string &what) {
+    error = fmt::format("{}: error: parameter '{}' {}", frontend::describeLocation(fn.getLoc()),
+                        name, what);
+    return nullptr;
+  };
+  mlir::TypeRange types = entry.getArgumentTypes();
   for (mlir::BlockArgument arg : entry.getArguments()) {
     Parameter p;
-    p.name = signature.args[arg.getArgNumber()].name;
+    unsigned index = arg.getArgNumber();
+    p.name = signature.args[index].name;
     SlotId s = lowerer.use(arg);
-    p.isPointer = program->slots[s].dtype == DType::Ptr;
-    if (p.isPointer) {
+    if (auto desc = mlir::dyn_cast<mlir::triton::TensorDescType>(arg.getType())) {
+      // Triton's launcher passes a TensorDescriptor as the descriptor, then its
+      // shape as i32s, then its strides as i64s; the launch reads them from there.
+      mlir::RankedTensorType block = desc.getBlockType();
+      unsigned rank = unsigned(block.getRank());
+      std::optional<DType> d = Lowerer::dtypeOf(block.getElementType());
+      if (!d || rank == 0)
+        return parameterError(p.name, "is a tensor descriptor of an unsupported type");
+      for (unsigned k = 1; k <= 2 * rank; ++k) {
+        unsigned width = k <= rank ? 32 : 64;
+        if (index + k >= types.size() || !types[index + k].isInteger(width))
+          return parameterError(
+              p.name, fmt::format("is a tensor descriptor of rank {}, but it is not followed by "
+                                  "its shape ({} x i32) and strides ({} x i64) as Triton passes "
+                                  "them",
+                                  rank, rank, rank));
+      }
+      p.isPointer = true;
+      p.dtype = *d;
+      p.descriptorRank = rank;
+      p.blockShape.assign(block.getShape().begin(), block.getShape().end());
+      p.access = accesses[index];
+    } else if (program->slots[s].dtype == DType::Ptr) {
       auto pointer = mlir::cast<mlir::triton::PointerType>(arg.getType());
       std::optional<DType> d = Lowerer::dtypeOf(pointer.getPointeeType());
-      if (!d || !program->slots[s].shape.empty()) {
-        error = fmt::format("{}: error: parameter '{}' has an unsupported type",
-                            frontend::describeLocation(fn.getLoc()), p.name);
-        return nullptr;
-      }
+      if (!d || !program->slots[s].shape.empty())
+        return parameterError(p.name, "has an unsupported type");
+      p.isPointer = true;
       p.dtype = *d;
-      p.access = accesses[arg.getArgNumber()];
+      p.access = accesses[index];
     } else {
-      // A block pointer or descriptor argument is a record the launch ABI has
-      // no way to fill yet (ArgumentValue holds one scalar).
-      if (!program->slots[s].shape.empty()) {
-        error = fmt::format("{}: error: parameter '{}' is a block pointer or tensor descriptor; "
-                            "these cannot be kernel arguments yet",
-                            frontend::describeLocation(fn.getLoc()), p.name);
-        return nullptr;
-      }
+      // A block pointer is a record the launch has no values to fill from:
+      // Triton itself never passes one.
+      if (!program->slots[s].shape.empty())
+        return parameterError(p.name, "is a block pointer; these cannot be kernel arguments");
       p.dtype = program->slots[s].dtype;
     }
     program->parameters.push_back(p);

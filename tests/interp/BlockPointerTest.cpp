@@ -482,16 +482,82 @@ TEST_CASE("reductions a type cannot do are lowering errors") {
   CHECK(k.error.find("reduction 'xor' is not defined for element type f32") != std::string::npos);
 }
 
-TEST_CASE("a descriptor as a kernel argument is rejected, not misread") {
+TEST_CASE("a descriptor parameter needs the shape and strides Triton passes after it") {
+  for (const char *params : {"%d: !tt.tensordesc<tensor<4x4xf32>>",
+                             "%d: !tt.tensordesc<4x4xf32>, %s0: i32, %s1: i32, %t0: i64",
+                             "%d: !tt.tensordesc<4x4xf32>, %s0: i32, %s1: i64, %t0: i64, %t1: i64"}) {
+    INFO(params);
+    LoadedKernel k = loadKernel(subst(R"(
+module {
+  tt.func public @k($PARAMS) {
+    tt.return
+  }
+}
+)",
+                                      {{"$PARAMS", params}}));
+    CHECK_FALSE(k.kernel);
+    CHECK(k.error.find("parameter 'arg0' is a tensor descriptor of rank 2, but it is not followed "
+                       "by its shape (2 x i32) and strides (2 x i64)") != std::string::npos);
+  }
+}
+
+TEST_CASE("a block pointer parameter is rejected, not misread") {
   LoadedKernel k = loadKernel(R"(
 module {
-  tt.func public @k(%d: !tt.tensordesc<tensor<4x4xf32>>) {
+  tt.func public @k(%b: !tt.ptr<tensor<4x4xf32>>) {
     tt.return
   }
 }
 )");
   CHECK_FALSE(k.kernel);
-  CHECK(k.error.find("cannot be kernel arguments") != std::string::npos);
+  CHECK(k.error.find("parameter 'arg0' is a block pointer") != std::string::npos);
+}
+
+TEST_CASE("a host descriptor and a pointer into one buffer share one shadow") {
+  // The descriptor stores 2 into elements 0..7; the pointer then reads them back and stores
+  // them plus one into elements 8..15. Both name the same 16 floats.
+  LoadedKernel k = loadKernel(R"(
+module {
+  tt.func public @k(%d: !tt.tensordesc<8xf32>, %d.shape.0: i32, %d.stride.0: i64,
+                    %p: !tt.ptr<f32>) {
+    %c0 = arith.constant 0 : i32
+    %two = arith.constant dense<2.0> : tensor<8xf32>
+    tt.descriptor_store %d[%c0], %two : !tt.tensordesc<8xf32>, tensor<8xf32>
+    %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+    %pa = tt.addptr %ps, %r : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    %v = tt.load %pa : tensor<8x!tt.ptr<f32>>
+    %one = arith.constant dense<1.0> : tensor<8xf32>
+    %w = arith.addf %v, %one : tensor<8xf32>
+    %c8 = arith.constant dense<8> : tensor<8xi32>
+    %r8 = arith.addi %r, %c8 : tensor<8xi32>
+    %pb = tt.addptr %ps, %r8 : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    tt.store %pb, %w : tensor<8x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)");
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  const std::vector<interp::Parameter> &params = k.kernel->parameters();
+  REQUIRE(params.size() == 4);
+  CHECK(params[0].isPointer);
+  CHECK(params[0].descriptorRank == 1);
+  CHECK(params[0].blockShape == std::vector<int64_t>{8});
+  CHECK(params[0].dtype == DType::F32);
+  CHECK(params[0].access == (Access::Read | Access::Write));
+  CHECK(params[3].access == (Access::Read | Access::Write));
+  std::vector<float> x(16, -1.0f);
+  View all = viewOf(x, DType::F32);
+  View head = all;
+  head.shape = {8};
+  std::vector<PointerArgument> ptrs = {pointer("d", head), pointer("p", all)};
+  std::vector<interp::ArgumentValue> args = {ptrArg(0), intArg(8), intArg(1), ptrArg(1)};
+  LaunchResult r = launch(*k.kernel, ptrs, args, {1, 1, 1});
+  REQUIRE_FALSE(r.fault);
+  REQUIRE(r.error.empty());
+  std::vector<float> want(16, 2.0f);
+  std::fill(want.begin() + 8, want.end(), 3.0f);
+  CHECK(x == want);
 }
 
 //===----------------------------------------------------------------------===//

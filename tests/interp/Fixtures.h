@@ -2,7 +2,7 @@
 //
 // A spec names buffers (dtype, shape, init: "zeros", "arange", {"fill": v},
 // {"npy": file}) and launches (kernel, function, grid, args: buffer names or
-// {"i32"|"i64"|"f32": v}). runSpec builds the buffers, lowers and runs each
+// {"i32"|"i64"|"f32": v}, {"tensordesc": ...}). runSpec builds the buffers, lowers and runs each
 // launch and steps the session; the tests compare the buffers with the
 // fixture's numpy expectations with the tolerances its README gives.
 //
@@ -135,6 +135,29 @@ inline SpecRun runSpec(const std::string &dir, const std::string &specName, unsi
           view.strides[i] = view.strides[i + 1] * b.shape[i + 1];
         args.push_back(ptrArg(uint32_t(pointers.size())));
         pointers.push_back(pointer(name, view));
+      } else if (arg.contains("tensordesc")) {
+        // A host tensor descriptor, bound as the C++ API takes it: a pointer
+        // argument for its view, the padding in the descriptor's own value,
+        // then its shape and strides as the scalar parameters after it.
+        std::string name = arg["tensordesc"].get<std::string>();
+        Buffer &b = run.buffers.at(name);
+        View view;
+        view.dtype = b.dtype;
+        view.shape = arg.value("shape", b.shape);
+        view.strides.assign(view.shape.size(), 1);
+        for (int i = int(view.shape.size()) - 2; i >= 0; --i)
+          view.strides[i] = view.strides[i + 1] * view.shape[i + 1];
+        view.strides = arg.value("strides", view.strides);
+        view.address = reinterpret_cast<uint64_t>(b.bytes.data()) +
+                       uint64_t(arg.value("offset", int64_t(0))) * byteSize(b.dtype);
+        interp::ArgumentValue descriptor = ptrArg(uint32_t(pointers.size()));
+        descriptor.integer = arg.value("padding", std::string("zero")) == "nan";
+        args.push_back(descriptor);
+        pointers.push_back(pointer(name, view));
+        for (int64_t size : view.shape)
+          args.push_back(intArg(size));
+        for (int64_t stride : view.strides)
+          args.push_back(intArg(stride));
       } else if (arg.contains("f32")) {
         args.push_back(floatArg(arg["f32"].get<double>()));
       } else {

@@ -147,3 +147,15 @@ TEST_CASE("libdevice fixture: __nv_ functions within 4 ulp, floor exact") {
     CHECK(worst <= (row == 7 ? 0 : 4));
   }
 }
+
+TEST_CASE("tensor_desc fixture: a TMA matmul over host descriptors, whole and windowed") {
+  // Integer-valued f16 inputs: every sum is exact, so the result is numpy's bit for bit.
+  checkAllExact("tensor_desc", "spec.json", "expected");
+  checkAllExact("tensor_desc", "spec_view.json", "expected_view");
+  checkAllExact("tensor_desc", "spec.json", "expected", 4);
+}
+
+TEST_CASE("tensor_desc fixture: blocks over the edges read the padding, stores there are dropped") {
+  checkAllExact("tensor_desc", "spec_shift.json", "expected_shift");
+  checkAllExact("tensor_desc", "spec_shift_nan.json", "expected_shift_nan");
+}

@@ -31,8 +31,19 @@ class Program;
 /// One parameter of a kernel, as the interpreter needs it.
 struct Parameter {
   std::string name;      ///< From the argument's name location, else "argN".
+  /// Binds a PointerArgument: a pointer, or a tensor descriptor's base.
   bool isPointer = false;
-  DType dtype = DType::I32; ///< Scalar type, or the pointee type for pointers.
+  /// Scalar type, the pointee type for pointers, the element type for descriptors.
+  DType dtype = DType::I32;
+  /// A host-side tensor descriptor (`!tt.tensordesc`, Triton 3.4+'s TensorDescriptor
+  /// argument): its rank, else 0. Triton passes the descriptor's shape (i32) and
+  /// strides (i64, in elements) as the 2 x rank parameters right after it; the
+  /// launch builds the descriptor from the base pointer and those values, so they
+  /// must describe the view of the PointerArgument (they do when a tool fills all
+  /// three from one view, as `ttinterp` does for a `tensordesc` spec argument).
+  unsigned descriptorRank = 0;
+  /// Descriptors: the block shape of their type (one descriptor_load's result).
+  std::vector<int64_t> blockShape;
   /// Pointers: what the kernel may do through it, proven when it is lowered
   /// (ReadWrite whenever a pointer's provenance cannot be traced). Give it to
   /// PointerArgument::access (Kernel::applyAccess) so that only-read regions
@@ -45,6 +56,8 @@ struct ArgumentValue {
   /// For pointer parameters: the index of its PointerArgument in the LaunchMemory.
   uint32_t pointerIndex = 0;
   /// For scalar parameters: the value (integers in `integer`, floats in `real`).
+  /// For descriptor parameters, `integer` is the padding: 1 reads NaN out of
+  /// bounds (TensorDescriptor's padding="nan"), 0 reads zero.
   int64_t integer = 0;
   double real = 0;
 };

@@ -217,9 +217,18 @@ int Run::execute(const std::string &specPath) {
       return badInput("spec", error, i);
     if (int code = checkDonations(i, l, kernels[i]->kernel->parameters()); code != kExitOk)
       return code;
-    if (!l.native.empty())
+    if (!l.native.empty()) {
+      for (const interp::Parameter &p : kernels[i]->kernel->parameters())
+        if (p.descriptorRank)
+          return badInput("spec",
+                          fmt::format("{}: {}.native: parameter '{}' is a tensor descriptor; "
+                                      "native launches pass pointers and scalars only (a "
+                                      "CUtensorMap is not built yet)",
+                                      spec_.file, l.path, p.name),
+                          i);
       if (int code = loadNative(i, l); code != kExitOk)
         return code;
+    }
   }
   released_.assign(spec_.buffers.size(), false);
 

@@ -232,3 +232,69 @@ TEST_CASE("an op the interpreter cannot run is bad input naming the op") {
   CHECK_CONTAINS(r.err, "tt.elementwise_inline_asm");
   CHECK_CONTAINS(readFile(report), R"("kind": "unsupported")");
 }
+
+TEST_CASE("a tensor descriptor argument stands for the descriptor, its shape and its strides") {
+  // The tensor_desc fixture's TMA matmul: C = A @ B over three descriptors, A a window of a
+  // larger buffer (rows 8.., columns 8.. of 80 x 112). Integer-valued inputs: exact.
+  TempDir dir;
+  std::string kernel = sourcePath("tests/data/kernels/tensor_desc/tma_matmul.ttir");
+  std::string inputs = sourcePath("tests/data/kernels/tensor_desc/inputs/");
+  auto spec = [&](const std::string &aArg, const std::string &extra = "") {
+    return R"({"buffers": {
+      "abig": {"dtype": "f16", "shape": [80, 112], "init": {"npy": ")" +
+           inputs + R"(abig.npy"}},
+      "b": {"dtype": "f16", "shape": [104, 56], "init": {"npy": ")" +
+           inputs + R"(b.npy"}},
+      "c": {"dtype": "f32", "shape": [70, 56], "init": {"fill": -1}},
+      "ci": {"dtype": "i32", "shape": [70, 56]}},
+      "launches": [{"kernel": ")" +
+           kernel + R"(", "grid": [4], "args": [)" + aArg +
+           R"(, {"tensordesc": "b"}, {"tensordesc": "c"}, {"i32": 70}, {"i32": 56}, {"i32": 104})" +
+           extra + "]}]}";
+  };
+  std::string window = R"({"tensordesc": "abig", "offset": 904, "shape": [70, 104], "strides": [112, 1]})";
+  SUBCASE("runs, and --out holds numpy's product") {
+    CliResult r = runCli("run " + quote(dir.write("spec.json", spec(window))) + " --out " +
+                         quote(dir / "out"));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK_CONTAINS(r.out, "a_desc=tensordesc abig{offset 904, shape [70, 104], strides [112, 1]}");
+    CHECK(floats(dir / "out/c.npy") ==
+          floats(sourcePath("tests/data/kernels/tensor_desc/expected_view/c.npy")));
+  }
+  SUBCASE("the argument count is Python's: one per descriptor") {
+    checkBadInput(runCli("run " + quote(dir.write("spec.json", spec(window, R"(, {"i32": 1})")))),
+                  "tma_matmul_kernel takes 6 arguments (a_desc: tensordesc<64x32xf16>, b_desc: "
+                  "tensordesc<32x32xf16>, c_desc: tensordesc<64x32xf32>, M: i32, N: i32, K: i32), "
+                  "got 7");
+  }
+  SUBCASE("a buffer where a descriptor belongs") {
+    checkBadInput(runCli("run " + quote(dir.write("spec.json", spec(R"("abig")")))),
+                  "launches[0].args[0]: parameter 'a_desc' is a tensor descriptor; expected "
+                  "{\"tensordesc\": \"abig\", ...}, got a pointer");
+  }
+  SUBCASE("a descriptor of the wrong rank") {
+    checkBadInput(runCli("run " + quote(dir.write(
+                                      "spec.json", spec(R"({"tensordesc": "abig", "shape": [8960]})")))),
+                  "parameter 'a_desc' is a tensor descriptor of rank 2, but the descriptor has "
+                  "shape [8960]");
+  }
+  SUBCASE("a descriptor of the wrong dtype") {
+    checkBadInput(runCli("run " + quote(dir.write("spec.json",
+                                                  spec(R"({"tensordesc": "ci"})")))),
+                  "buffer 'ci' has dtype i32 but parameter 'a_desc' describes f16");
+  }
+  SUBCASE("NaN padding on an integer buffer") {
+    checkBadInput(runCli("run " + quote(dir.write(
+                                      "spec.json",
+                                      spec(R"({"tensordesc": "ci", "padding": "nan"})")))),
+                  "launches[0].args[0].padding: NaN padding needs a float buffer; 'ci' has dtype "
+                  "i32");
+  }
+  SUBCASE("a descriptor reaching past its buffer") {
+    checkBadInput(runCli("run " + quote(dir.write(
+                                      "spec.json",
+                                      spec(R"({"tensordesc": "abig", "offset": 904, "shape": [80, 104], "strides": [112, 1]})")))),
+                  "launches[0].args[0]: view reaches elements [904, 9855] but buffer 'abig' has "
+                  "elements [0, 8959]");
+  }
+}

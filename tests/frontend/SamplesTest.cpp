@@ -52,6 +52,9 @@ TEST_CASE("each Triton version has the full kernel set") {
     }
   for (const char *version : {"3.3.1", "3.5.1", "3.8.0"})
     CHECK(fs::exists(samplePath(version, "block_ptr_kernel.ttir")));
+  // Host-side TensorDescriptor arguments arrived in 3.4.
+  for (const char *version : {"3.5.1", "3.8.0", "3.9.0"})
+    CHECK(fs::exists(samplePath(version, "host_desc_kernel.ttir")));
 }
 
 TEST_CASE("printing and re-parsing a sample keeps it valid and structurally equal") {

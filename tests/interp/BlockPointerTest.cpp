@@ -671,3 +671,37 @@ TEST_CASE("the block_ptr fixture matches numpy in its block-pointer and rewritte
     runFixtureSpec(dir, "spec_rewritten.json", "expected_rewritten", threads);
   }
 }
+
+TEST_CASE("host descriptor parameters as Triton 3.5, 3.8 and 3.9 spell them") {
+  // tests/data/ttir/<version>/host_desc_kernel.ttir: out block = 2 x in block, 16 x 32 blocks.
+  // 3.5 writes !tt.tensordesc<tensor<16x32xf32>> and names the shape and strides %in_desc_0..;
+  // 3.8+ writes !tt.tensordesc<16x32xf32> and %in_desc.shape.0... A 40-row tensor over grid 3:
+  // the last block's rows 40..47 read zeros and their stores are dropped.
+  for (const char *version : {"3.5.1", "3.8.0", "3.9.0"}) {
+    INFO(version);
+    LoadedKernel k = loadKernel(source("tests/data/ttir/") + version + "/host_desc_kernel.ttir", true);
+    REQUIRE_MESSAGE(k.kernel, k.error);
+    REQUIRE(k.kernel->parameters().size() == 11);
+    CHECK(k.kernel->parameters()[0].descriptorRank == 2);
+    CHECK(k.kernel->parameters()[0].access == Access::Read);
+    CHECK(k.kernel->parameters()[5].descriptorRank == 2);
+    std::vector<float> in(40 * 32), out(40 * 32, -1.0f);
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i] = float(i) - 600.0f;
+    auto matrix = [](std::vector<float> &v) {
+      View view = viewOf(v, DType::F32);
+      view.shape = {40, 32};
+      view.strides = {32, 1};
+      return view;
+    };
+    std::vector<PointerArgument> ptrs = {pointer("in", matrix(in)), pointer("out", matrix(out))};
+    std::vector<interp::ArgumentValue> args = {ptrArg(0), intArg(40), intArg(32), intArg(32),
+                                               intArg(1), ptrArg(1), intArg(40), intArg(32),
+                                               intArg(32), intArg(1), intArg(40)};
+    LaunchResult r = launch(*k.kernel, ptrs, args, {3, 1, 1});
+    REQUIRE_FALSE(r.fault);
+    REQUIRE(r.error.empty());
+    for (size_t i = 0; i < out.size(); ++i)
+      REQUIRE(out[i] == 2.0f * (float(i) - 600.0f));
+  }
+}

@@ -172,6 +172,15 @@ def tensor_desc_kernel(a_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr)
 
 
 @triton.jit
+def host_desc_kernel(in_desc, out_desc, M):
+    # Host-side TensorDescriptor arguments (Triton 3.4+): each arrives as the descriptor, then its
+    # shape (i32) and strides (i64).
+    pid = tl.program_id(0)
+    t = in_desc.load([pid * 16, 0])
+    out_desc.store([pid * 16, 0], t * 2.0)
+
+
+@triton.jit
 def math_kernel(x_ptr, y_ptr, u_ptr, out_ptr, lo, hi):
     offs = tl.arange(0, 256)
     x = tl.load(x_ptr + offs)
@@ -248,6 +257,8 @@ SPECS = {
                           "BM": "constexpr", "BN": "constexpr"}, {"BM": 64, "BN": 32}, {0: 16, 1: 16}, {}),
     "tensor_desc_kernel": ({"a_ptr": "*fp32", "out_ptr": "*fp32", "M": "i32", "N": "i32",
                             "BM": "constexpr", "BN": "constexpr"}, {"BM": 64, "BN": 64}, {0: 16, 1: 16, 3: 16}, {}),
+    "host_desc_kernel": ({"in_desc": "tensordesc<fp32[16, 32]>", "out_desc": "tensordesc<fp32[16, 32]>",
+                          "M": "i32"}, {}, {}, {}),
     "math_kernel": ({"x_ptr": "*fp32", "y_ptr": "*fp32", "u_ptr": "*u32", "out_ptr": "*fp32", "lo": "fp32",
                      "hi": "fp32"}, {}, {}, {}),
     "control_kernel": ({"x_ptr": "*i32", "out_ptr": "*i32", "n": "i32", "iters": "i32"}, {}, {}, {}),
@@ -258,5 +269,6 @@ SPECS = {
 # Kernels whose raw front-end IR (asm["source"], before inlining) is kept as <kernel>.source.ttir.
 KEEP_SOURCE = ("block_ptr_kernel", "call_kernel", "reduce_kernel", "tensor_desc_kernel")
 
-# Kernels a Triton version can no longer compile (tl.make_block_ptr was removed in 3.9).
-UNSUPPORTED = {"3.9": ("block_ptr_kernel",)}
+# Kernels a Triton version cannot compile (tl.make_block_ptr was removed in 3.9; host-side
+# TensorDescriptor arguments arrived in 3.4).
+UNSUPPORTED = {"3.9": ("block_ptr_kernel",), "3.3": ("host_desc_kernel",)}

@@ -1,5 +1,6 @@
 //===- Executor.cpp - Running a Program over a launch grid ----------------===//
 #include "Program.h"
+#include "ops/BlockPointerOps.h"
 
 #include "ttinterp/memory/Workers.h"
 
@@ -120,19 +121,6 @@ const std::string &Kernel::siteLocation(uint32_t site) const {
 }
 
 namespace {
-/// The record of descriptor parameter `i` (layout in BlockPointerOps.cpp): its
-/// base from the pointer argument, its shape and strides from the 2 x rank
-/// parameters after it, as Triton passes them, and its padding.
-void writeDescriptor(int64_t *record, const LaunchMemory &memory,
-                     const std::vector<ArgumentValue> &args, size_t i, unsigned rank) {
-  record[0] = int64_t(memory.argumentPointer(args[i].pointerIndex));
-  for (unsigned d = 0; d < rank; ++d) {
-    record[1 + d] = int64_t(int32_t(args[i + 1 + d].integer));
-    record[1 + rank + d] = args[i + 1 + rank + d].integer;
-  }
-  record[1 + 2 * rank] = args[i].integer != 0;
-}
-
 /// A thread's frame, with its arena initialised for this launch.
 struct FrameStorage {
   std::unique_ptr<uint8_t[]> bytes;
@@ -161,7 +149,12 @@ struct FrameStorage {
       const Parameter &param = p.parameters[i];
       SlotId s = p.parameterSlots[i];
       if (param.isPointer && param.descriptorRank) {
-        writeDescriptor(frame.at<int64_t>(s), memory, args, i, param.descriptorRank);
+        // Its shape and strides are the 2 x rank parameters after it, as Triton passes them.
+        unsigned rank = param.descriptorRank;
+        writeDescriptorRecord(
+            frame.at<int64_t>(s), memory.argumentPointer(args[i].pointerIndex), rank,
+            [&](unsigned d) { return int64_t(int32_t(args[i + 1 + d].integer)); },
+            [&](unsigned d) { return args[i + 1 + rank + d].integer; }, args[i].integer != 0);
         continue;
       }
       if (param.isPointer) {

@@ -55,6 +55,14 @@ struct SpecRun {
 
 /// Runs every launch of `dir/specName`. `initOverride` replaces a buffer's npy
 /// init (relative to dir); `printStream` receives tt.print output.
+/// C-contiguous strides (in elements) of `shape`.
+inline std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int i = int(shape.size()) - 2; i >= 0; --i)
+    strides[size_t(i)] = strides[size_t(i) + 1] * shape[size_t(i) + 1];
+  return strides;
+}
+
 inline SpecRun runSpec(const std::string &dir, const std::string &specName, unsigned threads = 1,
                        const std::map<std::string, std::string> &initOverride = {},
                        std::ostream *printStream = nullptr) {
@@ -130,9 +138,7 @@ inline SpecRun runSpec(const std::string &dir, const std::string &specName, unsi
         view.address = reinterpret_cast<uint64_t>(b.bytes.data());
         view.dtype = b.dtype;
         view.shape = b.shape;
-        view.strides.assign(b.shape.size(), 1);
-        for (int i = int(b.shape.size()) - 2; i >= 0; --i)
-          view.strides[i] = view.strides[i + 1] * b.shape[i + 1];
+        view.strides = rowMajor(view.shape);
         args.push_back(ptrArg(uint32_t(pointers.size())));
         pointers.push_back(pointer(name, view));
       } else if (arg.contains("tensordesc")) {
@@ -144,10 +150,7 @@ inline SpecRun runSpec(const std::string &dir, const std::string &specName, unsi
         View view;
         view.dtype = b.dtype;
         view.shape = arg.value("shape", b.shape);
-        view.strides.assign(view.shape.size(), 1);
-        for (int i = int(view.shape.size()) - 2; i >= 0; --i)
-          view.strides[i] = view.strides[i + 1] * view.shape[i + 1];
-        view.strides = arg.value("strides", view.strides);
+        view.strides = arg.value("strides", rowMajor(view.shape));
         view.address = reinterpret_cast<uint64_t>(b.bytes.data()) +
                        uint64_t(arg.value("offset", int64_t(0))) * byteSize(b.dtype);
         interp::ArgumentValue descriptor = ptrArg(uint32_t(pointers.size()));

@@ -192,13 +192,10 @@ void advanceKernel(Frame &f, const Instr &in) {
 /// Operands: base, shape[r] (i32), strides[r] (i64).
 template <bool NaN> void makeDescriptorKernel(Frame &f, const Instr &in) {
   uint32_t rank = (in.numOperands - 1) / 2;
-  int64_t *record = f.at<int64_t>(in.results[0]);
-  record[0] = int64_t(*f.at<uint64_t>(in.operands[0]));
-  for (uint32_t d = 0; d < rank; ++d) {
-    record[1 + d] = *f.at<int32_t>(in.operands[1 + d]);
-    record[1 + rank + d] = *f.at<int64_t>(in.operands[1 + rank + d]);
-  }
-  record[1 + 2 * rank] = NaN ? 1 : 0;
+  writeDescriptorRecord(
+      f.at<int64_t>(in.results[0]), *f.at<uint64_t>(in.operands[0]), rank,
+      [&](unsigned d) { return int64_t(*f.at<int32_t>(in.operands[1 + d])); },
+      [&](unsigned d) { return *f.at<int64_t>(in.operands[1 + rank + d]); }, NaN);
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,4 +11,18 @@ bool lowerBlockPointerLoad(mlir::Operation *op, Lowerer &L);
 /// As lowerBlockPointerLoad, for tt.store.
 bool lowerBlockPointerStore(mlir::Operation *op, Lowerer &L);
 
+/// Fills a tensor descriptor's record (layout in BlockPointerOps.cpp) from its
+/// tagged base pointer, `shape(d)` and `stride(d)` in elements, and padding.
+/// tt.make_tensor_descriptor and descriptor kernel parameters both build theirs here.
+template <class Shape, class Stride>
+void writeDescriptorRecord(int64_t *record, uint64_t base, unsigned rank, Shape shape,
+                           Stride stride, bool padNaN) {
+  record[0] = int64_t(base);
+  for (unsigned d = 0; d < rank; ++d) {
+    record[1 + d] = shape(d);
+    record[1 + rank + d] = stride(d);
+  }
+  record[1 + 2 * rank] = padNaN ? 1 : 0;
+}
+
 } // namespace ttinterp::interp

@@ -1,0 +1,351 @@
+"""Triton language features user code relies on, on ttinterp, checked against torch.
+
+@triton.heuristics, tl.device_print, libdevice calls, host TensorDescriptor arguments, atomics,
+tl.dot precisions, 2-D grids over strided views, bool and float scalar arguments, and
+do_not_specialize.
+"""
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+import ttinterp
+
+# --- @triton.heuristics -----------------------------------------------------------------------
+
+
+@triton.heuristics({
+    "BLOCK": lambda args: min(triton.next_power_of_2(args["n"]), 128),
+    "EVEN_N": lambda args: args["n"] % min(triton.next_power_of_2(args["n"]), 128) == 0,
+})
+@triton.jit
+def scale_with_heuristics(x_ptr, out_ptr, flags_ptr, n, BLOCK: tl.constexpr, EVEN_N: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN_N:
+        x = tl.load(x_ptr + offsets)
+        tl.store(out_ptr + offsets, 3 * x)
+    else:
+        x = tl.load(x_ptr + offsets, mask=offsets < n)
+        tl.store(out_ptr + offsets, 3 * x, mask=offsets < n)
+    if tl.program_id(0) == 0:
+        # What the heuristics chose, for the test to check.
+        tl.store(flags_ptr, BLOCK)
+        if EVEN_N:
+            tl.store(flags_ptr + 1, 1)
+        else:
+            tl.store(flags_ptr + 1, 0)
+
+
+@pytest.mark.parametrize("n, block, even", [(48, 64, False), (512, 128, True), (300, 128, False)])
+def test_heuristics_choose_constexprs(n, block, even):
+    x = torch.arange(n, dtype=torch.int32)
+    out = torch.zeros(n, dtype=torch.int32)
+    flags = torch.zeros(2, dtype=torch.int32)
+    scale_with_heuristics[(triton.cdiv(n, block), )](x, out, flags, n)
+    assert torch.equal(out, 3 * x)
+    assert flags.tolist() == [block, int(even)]
+
+
+# --- tl.device_print --------------------------------------------------------------------------
+
+
+@triton.jit
+def print_kernel(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK))
+    tl.device_print("x", x)
+
+
+def test_device_print_writes_every_element(capfd):
+    x = torch.tensor([10, -3, 7, 42, 0, 5, 6, 9], dtype=torch.int32)
+    print_kernel[(2, )](x, BLOCK=4)
+    lines = capfd.readouterr().out.splitlines()
+    # Triton's GPU format, one line per element: "pid (x, y, z) idx (i) x: value". Programs may
+    # print in any order, so compare as a set.
+    expected = {f"pid ({pid}, 0, 0) idx ({i}) x: {int(x[pid * 4 + i])}" for pid in range(2)
+                for i in range(4)}
+    assert len(lines) == 8
+    assert set(lines) == expected
+
+
+# --- libdevice --------------------------------------------------------------------------------
+
+
+@triton.jit
+def libdevice_kernel(x_ptr, exp_ptr, tanh_ptr, erf_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(exp_ptr + offsets, libdevice.exp(x), mask=mask)
+    tl.store(tanh_ptr + offsets, libdevice.tanh(x), mask=mask)
+    tl.store(erf_ptr + offsets, libdevice.erf(x), mask=mask)
+
+
+def test_libdevice_exp_tanh_erf_match_torch():
+    x = torch.linspace(-8, 8, 1001, dtype=torch.float32)
+    outs = [torch.empty_like(x) for _ in range(3)]
+    libdevice_kernel[(triton.cdiv(1001, 256), )](x, *outs, 1001, BLOCK=256)
+    # libdevice's f32 exp/tanh/erf are within 1-2 ulp of the exact value, and so is torch's CPU
+    # implementation: compare with a tolerance of a few ulp (f32 ulp is 2^-23 ~ 1.2e-7 relative)
+    # against the exact value rounded from f64.
+    x64 = x.double()
+    for got, ref in zip(outs, (torch.exp(x64), torch.tanh(x64), torch.erf(x64))):
+        torch.testing.assert_close(got, ref.float(), rtol=5e-7, atol=1e-9)
+
+
+@triton.jit
+def erf_f64_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, libdevice.erf(tl.load(x_ptr + i)))
+
+
+def test_libdevice_on_float64():
+    x = torch.linspace(-3, 3, 64, dtype=torch.float64)
+    out = torch.empty_like(x)
+    erf_f64_kernel[(1, )](x, out, BLOCK=64)
+    # libdevice's __nv_erf is within 2 ulp in f64.
+    torch.testing.assert_close(out, torch.erf(x), rtol=1e-15, atol=1e-300)
+
+
+# --- host TensorDescriptor arguments ----------------------------------------------------------
+
+
+@triton.jit
+def descriptor_matmul_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr,
+                             BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_am = pid_m * BLOCK_M
+    offs_bn = pid_n * BLOCK_N
+    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = a_desc.load([offs_am, k * BLOCK_K])
+        b = b_desc.load([k * BLOCK_K, offs_bn])
+        accumulator = tl.dot(a, b, accumulator)
+    c_desc.store([offs_am, offs_bn], accumulator.to(tl.float16))
+
+
+def test_tensor_descriptor_matmul_with_partial_blocks():
+    M, N, K = 72, 40, 56  # none a multiple of its block: loads pad with zeros, stores clip
+    BLOCK_M, BLOCK_N, BLOCK_K = 32, 32, 32
+    torch.manual_seed(0)
+    # Small integers in fp16: products and sums (|sum| <= 56 * 16) are exact, so the result equals
+    # torch's exactly whatever the order of the additions.
+    a = torch.randint(-4, 5, (M, K)).to(torch.float16)
+    b = torch.randint(-4, 5, (K, N)).to(torch.float16)
+    c = torch.full((M, N), 12345.0, dtype=torch.float16)
+    a_desc = TensorDescriptor.from_tensor(a, [BLOCK_M, BLOCK_K])
+    b_desc = TensorDescriptor.from_tensor(b, [BLOCK_K, BLOCK_N])
+    c_desc = TensorDescriptor.from_tensor(c, [BLOCK_M, BLOCK_N])
+    grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
+    descriptor_matmul_kernel[grid](a_desc, b_desc, c_desc, M, N, K, BLOCK_M=BLOCK_M,
+                                   BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
+    assert torch.equal(c, (a.float() @ b.float()).to(torch.float16))
+
+
+@triton.jit
+def descriptor_copy_kernel(src_desc, dst_ptr, stride_dst, BLOCK_M: tl.constexpr,
+                           BLOCK_N: tl.constexpr):
+    # Reads a block that may cross the tensor's edge and writes it whole: the padding shows.
+    block = src_desc.load([tl.program_id(0) * BLOCK_M, tl.program_id(1) * BLOCK_N])
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(dst_ptr + rows[:, None] * stride_dst + cols[None, :], block)
+
+
+@pytest.mark.parametrize("padding", ["zero", "nan"])
+def test_tensor_descriptor_load_pads_outside_the_shape(padding):
+    src = torch.arange(10 * 12, dtype=torch.float32).reshape(10, 12)
+    dst = torch.empty(16, 16)
+    desc = TensorDescriptor(src, shape=[10, 12], strides=[12, 1], block_shape=[8, 8],
+                            padding=padding)
+    descriptor_copy_kernel[(2, 2)](desc, dst, dst.stride(0), BLOCK_M=8, BLOCK_N=8)
+    expected = torch.full((16, 16), 0.0 if padding == "zero" else float("nan"))
+    expected[:10, :12] = src
+    torch.testing.assert_close(dst, expected, rtol=0, atol=0, equal_nan=True)
+
+
+# --- atomics ----------------------------------------------------------------------------------
+
+
+@triton.jit
+def histogram_kernel(values_ptr, bins_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    v = tl.load(values_ptr + offsets, mask=mask)
+    tl.atomic_add(bins_ptr + v, 1, mask=mask)
+
+
+def test_atomic_add_histogram_matches_bincount():
+    torch.manual_seed(0)
+    values = torch.randint(0, 37, (5000, ), dtype=torch.int32)
+    bins = torch.zeros(37, dtype=torch.int32)
+    histogram_kernel[(triton.cdiv(5000, 256), )](values, bins, 5000, BLOCK=256)
+    assert torch.equal(bins, torch.bincount(values, minlength=37).to(torch.int32))
+
+
+@triton.jit
+def atomic_max_and_sum_kernel(x_ptr, max_ptr, sum_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets, mask=offsets < n, other=0)
+    tl.atomic_max(max_ptr, tl.max(x, axis=0))
+    tl.atomic_add(sum_ptr, tl.sum(x, axis=0))
+
+
+def test_atomic_max_and_float_add_across_programs():
+    torch.manual_seed(0)
+    # Integer-valued floats: every partial sum is exact in f32, so the order in which the
+    # programs add does not matter.
+    x = torch.randint(-1000, 1000, (3000, )).to(torch.float32)
+    result_max = torch.full((1, ), -float("inf"))
+    result_sum = torch.zeros(1)
+    atomic_max_and_sum_kernel[(triton.cdiv(3000, 128), )](x, result_max, result_sum, 3000,
+                                                          BLOCK=128)
+    assert result_max.item() == x.max().item()
+    assert result_sum.item() == x.sum().item()
+
+
+# --- tl.dot precisions ------------------------------------------------------------------------
+
+
+@triton.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+               PRECISION: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, input_precision=PRECISION))
+
+
+def test_dot_ieee_on_float32_matches_torch():
+    torch.manual_seed(0)
+    a = torch.randn(32, 64)
+    b = torch.randn(64, 16)
+    c = torch.empty(32, 16)
+    dot_kernel[(1, )](a, b, c, 32, 16, 64, PRECISION="ieee")
+    # Full f32 products; only the order of 64 f32 additions differs from the f64 reference:
+    # |error| <~ 64 * 2^-24 * sum|a_k b_k| ~ 2e-5 for these sizes.
+    ref = (a.double() @ b.double()).float()
+    torch.testing.assert_close(c, ref, rtol=1e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("precision", ["ieee", "tf32", None])
+def test_dot_tf32_drops_low_mantissa_bits_and_ieee_keeps_them(precision):
+    # 1 + 2^-12 needs 13 mantissa bits: exact in f32, 1.0 in tf32 (10 bits). Worked out by hand:
+    # sum over K=16 of (1 + 2^-12) * 1 is 16 + 2^-8 exactly with ieee inputs and 16 with tf32,
+    # which is what an f32 tl.dot uses by default on a GPU with tensor cores (None).
+    a = torch.full((16, 16), 1 + 2**-12)
+    b = torch.ones(16, 16)
+    c = torch.empty(16, 16)
+    dot_kernel[(1, )](a, b, c, 16, 16, 16, PRECISION=precision)
+    expected = 16 + 2**-8 if precision == "ieee" else 16.0
+    assert torch.equal(c, torch.full((16, 16), expected))
+
+
+# --- a 2-D grid over strided views ------------------------------------------------------------
+
+
+@triton.jit
+def add_transpose_kernel(x_ptr, y_ptr, out_ptr, M, N, stride_xm, stride_xn, stride_ym, stride_yn,
+                         stride_om, stride_on, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # out[m, n] = x[m, n] + y[n, m], tiled over a 2-D grid.
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * stride_xm + rn[None, :] * stride_xn, mask=mask)
+    y = tl.load(y_ptr + rn[None, :] * stride_ym + rm[:, None] * stride_yn, mask=mask)
+    tl.store(out_ptr + rm[:, None] * stride_om + rn[None, :] * stride_on, x + y, mask=mask)
+
+
+def test_2d_grid_with_strided_views():
+    base = torch.arange(50 * 90, dtype=torch.float32).reshape(50, 90)
+    x = base[5:42, ::2]  # 37 x 45, strides (90, 2)
+    y = torch.arange(45 * 37, dtype=torch.float32).reshape(37, 45).t()  # 45 x 37, strides (1, 45)
+    out_storage = torch.zeros(45, 37)
+    out = out_storage.t()  # 37 x 45, column-major
+    grid = (triton.cdiv(37, 16), triton.cdiv(45, 8))
+    add_transpose_kernel[grid](x, y, out, 37, 45, *x.stride(), *y.stride(), *out.stride(),
+                               BLOCK_M=16, BLOCK_N=8)
+    assert torch.equal(out, x + y.t())
+    assert torch.equal(base, torch.arange(50 * 90, dtype=torch.float32).reshape(50, 90))
+
+
+# --- bool and float scalar arguments ----------------------------------------------------------
+
+
+@triton.jit
+def axpy_kernel(x_ptr, y_ptr, out_ptr, alpha, negate, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    result = alpha * x + y
+    if negate:
+        result = -result
+    tl.store(out_ptr + offsets, result, mask=mask)
+
+
+@pytest.mark.parametrize("alpha, negate", [(2.5, False), (-0.75, True), (1.0, True)])
+def test_bool_and_float_scalar_arguments(alpha, negate):
+    x = torch.arange(-50, 50, dtype=torch.float32)
+    y = torch.arange(100, dtype=torch.float32) / 4
+    out = torch.empty(100)
+    axpy_kernel[(1, )](x, y, out, alpha, negate, 100, BLOCK=128)
+    # alpha is an f32 kernel argument (exactly representable here): alpha * x + y rounds once per
+    # operation, as torch does in f32 (the backend does not fuse into an FMA).
+    expected = torch.tensor(alpha, dtype=torch.float32) * x + y
+    assert torch.equal(out, -expected if negate else expected)
+
+
+# --- do_not_specialize ------------------------------------------------------------------------
+
+
+@triton.jit(do_not_specialize=["n"])
+def count_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, offsets < n)
+
+
+def test_do_not_specialize_compiles_once():
+    compiled = []
+    for n in (1, 16, 17, 64):
+        out = torch.empty(64, dtype=torch.int8)
+        compiled.append(count_kernel[(1, )](out, n, BLOCK=64))
+        assert torch.equal(out, (torch.arange(64) < n).to(torch.int8))
+    # 1 and multiples of 16 would otherwise each give their own specialization.
+    assert all(k is compiled[0] for k in compiled)
+
+
+def test_without_do_not_specialize_one_is_a_constant():
+    @triton.jit
+    def specialized_count_kernel(out_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offsets, offsets < n)
+
+    out = torch.empty(64, dtype=torch.int8)
+    one = specialized_count_kernel[(1, )](out, 1, BLOCK=64)
+    assert torch.equal(out, (torch.arange(64) < 1).to(torch.int8))
+    many = specialized_count_kernel[(1, )](out, 17, BLOCK=64)
+    assert torch.equal(out, (torch.arange(64) < 17).to(torch.int8))
+    assert one is not many
+
+
+def test_options_autotune_first_takes_the_first_config():
+    configs = [triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})]
+
+    @triton.autotune(configs=configs, key=["n"])
+    @triton.jit
+    def tuned_copy(src, dst, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(dst + offsets, tl.load(src + offsets, mask=offsets < n), mask=offsets < n)
+
+    src = np.arange(200, dtype=np.float32)
+    dst = np.zeros(200, dtype=np.float32)
+    with ttinterp.options(autotune="first"):
+        tuned_copy[lambda meta: (triton.cdiv(200, meta["BLOCK"]), )](src, dst, 200)
+    np.testing.assert_array_equal(dst, src)
+    assert tuned_copy.best_config.kwargs == {"BLOCK": 32}

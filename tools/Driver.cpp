@@ -4,7 +4,6 @@
 #include "Buffers.h"
 #include "Compare.h"
 #include "Elements.h"
-#include "Kernels.h"
 #include "Npy.h"
 #include "Report.h"
 #include "Spec.h"
@@ -12,6 +11,8 @@
 #include "ttinterp/cuda/Driver.h"
 #include "ttinterp/cuda/NativeKernel.h"
 #include "ttinterp/interp/Caches.h"
+#include "ttinterp/interp/KernelLibrary.h"
+#include "ttinterp/interp/Launch.h"
 #include "ttinterp/memory/Hazards.h"
 #include "ttinterp/memory/Overlap.h"
 
@@ -92,21 +93,24 @@ private:
   /// A sync or step entry, the final step (no entry), or the step before a native launch.
   int syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session &session,
                 bool beforeNative = false);
-  int launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k, Session &session);
-  int nativeLaunch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
+  int launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::Entry &k);
+  int nativeLaunch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::Entry &k,
                    cuda::NativeKernel &native, Session &session);
   /// Loads launch `index`'s cubin or PTX with its metadata (before anything runs).
   int loadNative(size_t index, const LaunchSpec &l);
-  int fault(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
-            const interp::Fault &f, Session &session);
+  int fault(size_t index, const LaunchSpec &l, const interp::KernelLibrary::Entry &k,
+            const interp::Fault &f,
+            const std::vector<std::pair<std::string, uint64_t>> &droppedBytes);
+  /// A sync entry naming a buffer a donation gave up: a kernel fault, as a launch using it is.
+  int releasedFault(size_t index, const std::string &where, size_t buffer);
+  /// Every spec buffer, for the launch layer's reports.
+  std::vector<interp::NamedBuffer> namedBuffers();
   /// --out, buffer summary and --report: what every ending after buffers exist shares.
   int finish(int code);
   void printBuffers();
   /// Spec errors in `donate` that need addresses: a donated buffer sharing bytes with
   /// another argument of its launch.
-  void reportHazards(const HazardTracker &tracker, const std::vector<PointerArgument> &pointers,
-                     const interp::Kernel &kernel, std::array<int64_t, 3> grid,
-                     LaunchReport &rep);
+  void printHazards(const interp::LaunchResult &result, LaunchReport &rep);
   int checkDonations(size_t index, const LaunchSpec &l, const std::vector<interp::Parameter> &params);
 
   const RunOptions &options_;
@@ -117,13 +121,14 @@ private:
   Spec spec_;
   bool buffersReady_ = false;
   HostBuffers buffers_;
-  KernelLibrary kernels_;
+  interp::KernelLibrary kernels_;
   /// Per spec entry: the loaded binary of a native launch.
   std::vector<std::unique_ptr<cuda::NativeKernel>> natives_;
   RunReport report_;
-  interp::PlanCache plans_;
-  /// Buffers released by a donation (absent from --out).
-  std::vector<bool> released_;
+  std::optional<interp::Launcher> launcher_;
+  /// Per spec buffer: the donated buffer whose release gave it up (absent from --out), or
+  /// nothing.
+  std::vector<std::optional<std::string>> released_;
   /// Writes of the launches that ran, for hazard totals.
   uint64_t hazardBytes_ = 0;
   /// The report entry of the latest launch (write-backs after it are counted there).
@@ -191,25 +196,25 @@ int Run::execute(const std::string &specPath) {
   natives_.resize(spec_.launches.size());
 
   // Every kernel is loaded, lowered and type-checked before the first launch runs.
-  std::vector<std::optional<KernelLibrary::Entry>> kernels(spec_.launches.size());
+  std::vector<std::optional<interp::KernelLibrary::Entry>> kernels(spec_.launches.size());
   for (size_t i = 0; i < spec_.launches.size(); ++i) {
     LaunchSpec &l = spec_.launches[i];
     if (l.kind != StepKind::Launch)
       continue;
-    KernelFailure failure;
+    interp::KernelFailure failure;
     kernels[i] = kernels_.get(l.kernelPath, l.function, failure, error);
     if (!kernels[i]) {
       std::string where = fmt::format("in {} of {} (kernel '{}')", l.path, spec_.file, l.kernel);
       switch (failure) {
-      case KernelFailure::Load:
+      case interp::KernelFailure::Load:
         return badInput("ttir", error, i, {where});
-      case KernelFailure::Function:
+      case interp::KernelFailure::Function:
         return badInput("spec",
                         fmt::format("{}: {}: {}: {}", spec_.file,
                                     l.function.empty() ? l.path : l.path + ".function", l.kernel,
                                     error),
                         i);
-      case KernelFailure::Unsupported:
+      case interp::KernelFailure::Unsupported:
         return badInput("unsupported", error, i, {where});
       }
     }
@@ -230,18 +235,19 @@ int Run::execute(const std::string &specPath) {
         return code;
     }
   }
-  released_.assign(spec_.buffers.size(), false);
+  released_.assign(spec_.buffers.size(), std::nullopt);
 
   Session::Options sessionOptions;
   sessionOptions.bounds = options_.bounds;
   sessionOptions.inPlace = options_.inPlace;
   sessionOptions.copyThreads = options_.threads;
   Session session(sessionOptions);
+  launcher_.emplace(session);
   for (size_t i = 0; i < spec_.launches.size(); ++i) {
     const LaunchSpec &l = spec_.launches[i];
     int code = l.kind != StepKind::Launch ? syncPoint(i, &l, session)
                : natives_[i]              ? nativeLaunch(i, l, *kernels[i], *natives_[i], session)
-                                          : launch(i, l, *kernels[i], session);
+                                          : launch(i, l, *kernels[i]);
     if (code != kExitOk)
       return code;
   }
@@ -252,37 +258,10 @@ int Run::execute(const std::string &specPath) {
   return finish(kExitOk);
 }
 
-void Run::reportHazards(const HazardTracker &tracker, const std::vector<PointerArgument> &pointers,
-                        const interp::Kernel &kernel, std::array<int64_t, 3> grid,
-                        LaunchReport &rep) {
-  auto pid = [&](int64_t linear) {
-    return std::array<int64_t, 3>{linear % grid[0], (linear / grid[0]) % grid[1],
-                                  linear / (grid[0] * grid[1])};
-  };
-  rep.hazardBytes = tracker.totalConflictBytes();
+void Run::printHazards(const interp::LaunchResult &result, LaunchReport &rep) {
+  rep.hazards = result.hazards;
+  rep.hazardBytes = result.hazardBytes;
   hazardBytes_ += rep.hazardBytes;
-  for (const Hazard &h : tracker.hazards()) {
-    HazardReport r;
-    r.kind = std::string(name(h.kind));
-    r.first = pid(h.firstProgram);
-    r.second = pid(h.secondProgram);
-    for (const PointerArgument &p : pointers)
-      if (p.view.extent().overlaps({h.lo, h.hi}))
-        r.arguments.push_back(p.name);
-    for (size_t b = 0; b < spec_.buffers.size(); ++b) {
-      ByteRange range = buffers_.range(b);
-      if (h.lo >= range.lo && h.lo < range.hi && !spec_.buffers[b].aliasOf) {
-        r.buffer = spec_.buffers[b].name;
-        r.offset = h.lo - range.lo;
-      }
-    }
-    r.bytes = h.hi - h.lo;
-    r.firstOp = kernel.siteOp(h.firstSite);
-    r.firstLocation = kernel.siteLocation(h.firstSite);
-    r.secondOp = kernel.siteOp(h.secondSite);
-    r.secondLocation = kernel.siteLocation(h.secondSite);
-    rep.hazards.push_back(std::move(r));
-  }
   for (const HazardReport &h : rep.hazards)
     fmt::print(out_,
                "  hazard: {} on {} bytes {}..{} of buffer '{}' ({}): program ({}, {}, {}) at {} "
@@ -295,7 +274,7 @@ void Run::reportHazards(const HazardTracker &tracker, const std::vector<PointerA
 }
 
 /// What every launch's report says of it before it runs.
-LaunchReport launchHeader(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k) {
+LaunchReport launchHeader(size_t index, const LaunchSpec &l, const interp::KernelLibrary::Entry &k) {
   LaunchReport rep;
   rep.index = index;
   rep.function = k.function;
@@ -350,6 +329,25 @@ int Run::loadNative(size_t index, const LaunchSpec &l) {
   return kExitOk;
 }
 
+int Run::releasedFault(size_t index, const std::string &where, size_t buffer) {
+  interp::Fault f;
+  f.kind = "donated_buffer";
+  f.message = fmt::format("{}: buffer '{}' {}; a step released it", where,
+                          spec_.buffers[buffer].name,
+                          *released_[buffer] == spec_.buffers[buffer].name
+                              ? std::string("was donated")
+                              : fmt::format("shares memory with donated buffer '{}'",
+                                            *released_[buffer]));
+  ErrorReport e;
+  e.kind = f.kind;
+  e.message = f.message;
+  e.launch = index;
+  report_.error = e;
+  printError(err_, fmt::format("donated_buffer: {}", f.message),
+             {fmt::format("{} of {}", where, spec_.file)});
+  return finish(kExitFault);
+}
+
 int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session &session,
                    bool beforeNative) {
   SyncReport s;
@@ -361,6 +359,9 @@ int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session
     s.kind = "sync";
     // One sync per memory: a range means nothing outside the memory it lies in.
     std::map<CallerMemory *, std::vector<ByteRange>> ranges;
+    for (size_t b : entry->sync)
+      if (released_[b])
+        return releasedFault(*index, entry->path, b);
     for (size_t b : entry->sync) {
       ranges[&buffers_.memory(b)].push_back(buffers_.range(b));
       s.buffers.push_back(spec_.buffers[b].name);
@@ -370,10 +371,13 @@ int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session
       ok = ok && session.sync(*memory, list, error);
   } else {
     s.kind = beforeNative ? "native_step" : entry ? "step" : "final_step";
+    // Every buffer sharing a byte with a donated one is given up with it: an alias inside
+    // it (or around it) would otherwise be read back with bytes the step never wrote.
     for (const Session::Donation &d : session.pendingDonations())
       for (size_t b = 0; b < spec_.buffers.size(); ++b)
-        if (spec_.buffers[b].name == d.buffer)
-          released_[b] = true;
+        if (&buffers_.memory(b) == d.memory && buffers_.range(b).overlaps(d.range) &&
+            !released_[b])
+          released_[b] = d.buffer;
     ok = session.step(error);
   }
   s.bytesOut = session.stats().bytesOut - before;
@@ -398,12 +402,21 @@ int Run::syncPoint(std::optional<size_t> index, const LaunchSpec *entry, Session
   return kExitOk;
 }
 
-int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
-                Session &session) {
+std::vector<interp::NamedBuffer> Run::namedBuffers() {
+  std::vector<interp::NamedBuffer> named;
+  for (size_t b = 0; b < spec_.buffers.size(); ++b)
+    named.push_back({spec_.buffers[b].name, &buffers_.memory(b), buffers_.range(b),
+                     spec_.buffers[b].aliasOf.has_value()});
+  return named;
+}
+
+int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::Entry &k) {
   const std::vector<interp::Parameter> &params = k.kernel->parameters();
-  std::vector<PointerArgument> pointers;
+  interp::LaunchRequest request;
+  request.kernel = k.kernel;
+  request.kernelHash = k.hash;
+  request.values.resize(params.size());
   std::vector<size_t> pointerParam; // parameter index of each pointer argument
-  std::vector<interp::ArgumentValue> values(params.size());
   for (size_t p = 0; p < params.size(); ++p) {
     const ArgSpec &a = l.args[p];
     if (params[p].isPointer) {
@@ -417,154 +430,103 @@ int Run::launch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k
       arg.view.dtype = b.dtype;
       arg.view.shape = a.shape;
       arg.view.strides = a.strides;
-      values[p].pointerIndex = uint32_t(pointers.size());
-      values[p].integer = a.padNaN;
-      pointers.push_back(std::move(arg));
+      request.values[p].pointerIndex = uint32_t(request.pointers.size());
+      request.values[p].integer = a.padNaN;
+      for (size_t d : l.donate)
+        if (spec_.buffers[d].name == b.name)
+          request.donors.push_back(uint32_t(request.pointers.size()));
+      request.pointers.push_back(std::move(arg));
       pointerParam.push_back(p);
     } else {
-      values[p].integer = a.scalar.integer;
-      values[p].real = a.scalar.real;
+      request.values[p].integer = a.scalar.integer;
+      request.values[p].real = a.scalar.real;
     }
   }
-
-  // A buffer released by an earlier donation must not be touched again.
-  for (size_t a = 0; a < pointers.size(); ++a)
-    if (const Session::Donation *d =
-            session.released(*pointers[a].memory, pointers[a].view.extent())) {
-      interp::Fault f;
-      f.kind = "donated_buffer";
-      f.message = fmt::format("argument '{}' (buffer '{}') uses memory of buffer '{}', which {} "
-                              "donated and a step released",
-                              pointers[a].name, pointers[a].buffer, d->buffer, d->donor);
-      return fault(index, l, k, f, session);
-    }
-
-  k.kernel->applyAccess(values, pointers);
-  uint64_t inBefore = session.stats().bytesIn;
-  LaunchMemory memory;
-  std::string error;
-  if (!session.prepare(pointers, memory, error))
-    return badInput("memory", fmt::format("{}: {}: {}", spec_.file, l.path, error), index);
-
-  LaunchReport rep = launchHeader(index, l, k);
-  rep.bytesIn = session.stats().bytesIn - inBefore;
-
-  // Regions numbered in the order the pointer arguments first reach them.
-  const auto &regions = memory.regions();
-  std::vector<size_t> regionOf(pointers.size(), 0);
-  for (size_t r = 0; r < regions.size(); ++r)
-    for (uint32_t a : regions[r].arguments)
-      regionOf[a] = r;
-  std::vector<int> number(regions.size(), -1);
-  std::vector<size_t> order;
-  for (size_t a = 0; a < pointers.size(); ++a)
-    if (number[regionOf[a]] < 0) {
-      number[regionOf[a]] = int(order.size());
-      order.push_back(regionOf[a]);
-    }
-  for (size_t r : order) {
-    RegionReport rr;
-    const Region &region = *regions[r].region;
-    auto addBuffer = [&](const std::string &name) {
-      if (std::find(rr.buffers.begin(), rr.buffers.end(), name) == rr.buffers.end())
-        rr.buffers.push_back(name);
-    };
-    for (size_t a = 0; a < pointers.size(); ++a)
-      if (regionOf[a] == r) {
-        addBuffer(pointers[a].buffer);
-        rr.arguments.push_back(pointers[a].name);
-      }
-    for (const std::string &name : region.buffers)
-      addBuffer(name);
-    rr.bytes = region.range.size();
-    rr.shadow = shadowStateName(region.state());
-    rep.regions.push_back(std::move(rr));
-  }
-
-  // The plan: everything decided from the alias pattern, cached by it (docs/sessions.md).
-  std::vector<View> views;
-  for (const PointerArgument &p : pointers)
-    views.push_back(p.view);
-  std::vector<uint32_t> donors;
-  for (size_t a = 0; a < pointers.size(); ++a)
-    for (size_t d : l.donate)
-      if (spec_.buffers[d].name == pointers[a].buffer)
-        donors.push_back(uint32_t(a));
-  interp::PlanOptions planOptions;
-  planOptions.bounds = options_.bounds;
-  planOptions.inPlace = options_.inPlace;
-  planOptions.hazards = options_.hazards;
-  planOptions.threads = options_.threads;
-  interp::PlanCache::Result plan = plans_.get(k.hash, views, donors, planOptions);
-  rep.planKey = plan.plan->key;
-  rep.planCached = plan.hit;
-  for (size_t a = 0; a < pointers.size(); ++a)
-    for (size_t b = a + 1; b < pointers.size(); ++b)
-      rep.pairs.push_back({pointers[a].name, pointers[b].name,
-                           std::string(name(plan.plan->aliasing.pair(a, b)))});
+  for (size_t d : l.donate)
+    request.donations.push_back(
+        {&buffers_.memory(d), buffers_.range(d), spec_.buffers[d].name, l.path});
+  request.plan.bounds = options_.bounds;
+  request.plan.inPlace = options_.inPlace;
+  request.plan.hazards = options_.hazards;
+  request.plan.threads = options_.threads;
+  request.run.grid = l.grid;
+  request.run.maxSteps = options_.maxSteps;
+  request.run.printStream = &out_;
+  request.run.order = options_.order;
+  request.run.shuffleSeed = options_.shuffleSeed + index;
+  request.buffers = namedBuffers();
 
   // The summary is printed before running, so tt.print output follows its launch.
-  fmt::print(out_, "{}: {} ({}) grid {}x{}x{}\n", l.path, k.function, l.kernel, l.grid[0],
-             l.grid[1], l.grid[2]);
-  fmt::print(out_, "  kernel {} ({})  plan {} ({})\n", shortHash(k.hash),
-             k.cached ? "cached" : "lowered", shortHash(rep.planKey),
-             rep.planCached ? "seen" : "new");
-  for (size_t n = 0; n < rep.regions.size(); ++n) {
-    std::vector<std::string> args;
-    for (size_t a = 0; a < pointers.size(); ++a) {
-      if (number[regionOf[a]] != int(n))
-        continue;
-      const ArgSpec &spec = l.args[pointerParam[a]];
-      std::string target = pointers[a].buffer;
-      if (spec.kind == ArgKind::View || spec.kind == ArgKind::Descriptor)
-        target = fmt::format("{}{}{{offset {}, shape [{}], strides [{}]{}}}",
-                             spec.kind == ArgKind::Descriptor ? "tensordesc " : "", target,
-                             spec.offset, fmt::join(spec.shape, ", "),
-                             fmt::join(spec.strides, ", "), spec.padNaN ? ", padding nan" : "");
-      args.push_back(
-          fmt::format("{}={} ({})", pointers[a].name, target, accessName(pointers[a].access)));
+  auto printSummary = [&](const interp::LaunchResult &r) {
+    LaunchReport rep = launchHeader(index, l, k);
+    rep.bytesIn = r.bytesIn;
+    rep.regions = r.regions;
+    rep.planKey = r.planKey;
+    rep.planCached = r.planCached;
+    rep.pairs = r.pairs;
+    fmt::print(out_, "{}: {} ({}) grid {}x{}x{}\n", l.path, k.function, l.kernel, l.grid[0],
+               l.grid[1], l.grid[2]);
+    fmt::print(out_, "  kernel {} ({})  plan {} ({})\n", shortHash(k.hash),
+               k.cached ? "cached" : "lowered", shortHash(rep.planKey),
+               rep.planCached ? "seen" : "new");
+    const std::vector<PointerArgument> &pointers = request.pointers;
+    for (size_t n = 0; n < rep.regions.size(); ++n) {
+      std::vector<std::string> args;
+      for (size_t a = 0; a < pointers.size(); ++a) {
+        if (r.regionOfPointer[a] != n)
+          continue;
+        const ArgSpec &spec = l.args[pointerParam[a]];
+        std::string target = pointers[a].buffer;
+        if (spec.kind == ArgKind::View || spec.kind == ArgKind::Descriptor)
+          target = fmt::format("{}{}{{offset {}, shape [{}], strides [{}]{}}}",
+                               spec.kind == ArgKind::Descriptor ? "tensordesc " : "", target,
+                               spec.offset, fmt::join(spec.shape, ", "),
+                               fmt::join(spec.strides, ", "), spec.padNaN ? ", padding nan" : "");
+        args.push_back(fmt::format("{}={} ({})", pointers[a].name, target, accessName(r.access[a])));
+      }
+      fmt::print(out_, "  region {}: {:>8}  {}; {}\n", n, bytes(rep.regions[n].bytes),
+                 fmt::join(args, ", "), rep.regions[n].shadow);
     }
-    fmt::print(out_, "  region {}: {:>8}  {}; {}\n", n, bytes(rep.regions[n].bytes),
-               fmt::join(args, ", "), rep.regions[n].shadow);
-  }
-  for (const PairReport &p : rep.pairs)
-    if (p.overlap != "disjoint")
-      fmt::print(out_, "  {} ~ {}: {}\n", p.a, p.b, p.overlap);
-  if (!l.donate.empty()) {
+    for (size_t a = 0; a < pointers.size(); ++a)
+      if (r.regionOfPointer[a] == interp::LaunchResult::kNoRegion)
+        fmt::print(out_, "  no bytes: {}={} ({})\n", pointers[a].name, pointers[a].buffer,
+                   accessName(r.access[a]));
+    for (const PairReport &p : rep.pairs)
+      if (p.overlap != "disjoint")
+        fmt::print(out_, "  {} ~ {}: {}\n", p.a, p.b, p.overlap);
+    if (!l.donate.empty()) {
+      std::vector<std::string> names;
+      for (size_t d : l.donate)
+        names.push_back(spec_.buffers[d].name);
+      fmt::print(out_, "  donate {} (released at the next step)\n", fmt::join(names, ", "));
+    }
+    fmt::print(out_, "  copied in {}\n", bytes(rep.bytesIn));
+    out_.flush();
+    report_.launches.push_back(std::move(rep));
+    lastLaunch_ = report_.launches.size() - 1;
+  };
+
+  bool started = false;
+  interp::LaunchResult result = launcher_->launch(request, [&](const interp::LaunchResult &r) {
+    printSummary(r);
+    started = true;
+  });
+  if (result.status == interp::LaunchResult::Status::BadInput)
+    return badInput("memory", fmt::format("{}: {}: {}", spec_.file, l.path, result.error), index);
+  if (started && options_.hazards)
+    printHazards(result, report_.launches.back());
+  if (result.status == interp::LaunchResult::Status::Faulted)
+    return fault(index, l, k, *result.fault, result.droppedBytes);
+  report_.launches.back().donated = [&] {
     std::vector<std::string> names;
     for (size_t d : l.donate)
       names.push_back(spec_.buffers[d].name);
-    fmt::print(out_, "  donate {} (released at the next step)\n", fmt::join(names, ", "));
-  }
-  fmt::print(out_, "  copied in {}\n", bytes(rep.bytesIn));
-  out_.flush();
-
-  report_.launches.push_back(std::move(rep));
-  lastLaunch_ = report_.launches.size() - 1;
-
-  interp::LaunchOptions run;
-  run.grid = l.grid;
-  run.threads = plan.plan->serial ? 1 : options_.threads;
-  run.maxSteps = options_.maxSteps;
-  run.printStream = &out_;
-  run.order = options_.order;
-  run.shuffleSeed = options_.shuffleSeed + index;
-  HazardTracker tracker;
-  if (options_.hazards)
-    memory.setHazardTracker(&tracker);
-  std::optional<interp::Fault> f = k.kernel->run(values, memory, run);
-  if (options_.hazards)
-    reportHazards(tracker, pointers, *k.kernel, l.grid, report_.launches.back());
-  if (f)
-    return fault(index, l, k, *f, session);
-  for (size_t d : l.donate) {
-    session.donate({&buffers_.memory(d), buffers_.range(d), spec_.buffers[d].name, l.path});
-    report_.launches.back().donated.push_back(spec_.buffers[d].name);
-  }
+    return names;
+  }();
   return kExitOk;
 }
 
-int Run::nativeLaunch(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
+int Run::nativeLaunch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::Entry &k,
                       cuda::NativeKernel &native, Session &session) {
   // The GPU works on device memory directly: every pending interpreted write must reach it
   // first, and no shadow may outlive this launch, or a later interpreted launch would read a
@@ -592,7 +554,8 @@ int Run::nativeLaunch(size_t index, const LaunchSpec &l, const KernelLibrary::En
       f.message = fmt::format("argument '{}' (buffer '{}') uses memory of buffer '{}', which {} "
                               "donated and a step released",
                               params[p].name, b.name, d->buffer, d->donor);
-      return fault(index, l, k, f, session);
+      interp::LaunchResult failed = launcher_->fail(f, namedBuffers());
+      return fault(index, l, k, *failed.fault, failed.droppedBytes);
     }
     args.push_back(cuda::KernelArg::pointer(view.address));
   }
@@ -624,8 +587,9 @@ int Run::nativeLaunch(size_t index, const LaunchSpec &l, const KernelLibrary::En
   return finish(kExitFault);
 }
 
-int Run::fault(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
-               const interp::Fault &f, Session &session) {
+int Run::fault(size_t index, const LaunchSpec &l, const interp::KernelLibrary::Entry &k,
+               const interp::Fault &f,
+               const std::vector<std::pair<std::string, uint64_t>> &droppedBytes) {
   ErrorReport e;
   e.kind = f.kind;
   e.message = f.message;
@@ -634,15 +598,11 @@ int Run::fault(size_t index, const LaunchSpec &l, const KernelLibrary::Entry &k,
   e.location = f.location;
   e.op = f.op;
   e.element = f.element;
-  // What the fault keeps from reaching caller memory, counted before it is dropped.
+  e.pendingBytes = droppedBytes;
   std::vector<std::string> dropped;
-  for (size_t b = 0; b < spec_.buffers.size(); ++b) {
-    uint64_t n = session.pendingBytes(buffers_.memory(b), buffers_.range(b));
-    e.pendingBytes.push_back({spec_.buffers[b].name, n});
+  for (const auto &[name, n] : droppedBytes)
     if (n)
-      dropped.push_back(fmt::format("{} ({})", spec_.buffers[b].name, bytes(n)));
-  }
-  session.abandon();
+      dropped.push_back(fmt::format("{} ({})", name, bytes(n)));
   report_.error = e;
 
   std::vector<std::string> notes;
@@ -699,8 +659,15 @@ int Run::finish(int code) {
   if (buffersReady_ && !options_.outDir.empty()) {
     for (size_t i = 0; i < spec_.buffers.size(); ++i) {
       const BufferSpec &b = spec_.buffers[i];
-      if (i < released_.size() && released_[i])
-        continue; // a donated buffer's contents are given up
+      if (i < released_.size() && released_[i]) {
+        // A donated buffer's contents are given up; say so rather than leave the file out
+        // silently (or write an alias's stale bytes).
+        fmt::print(out_, "out: {}.npy not written: {}\n", b.name,
+                   *released_[i] == b.name
+                       ? std::string("the buffer was donated")
+                       : fmt::format("it shares memory with donated buffer '{}'", *released_[i]));
+        continue;
+      }
       std::string path = (std::filesystem::path(options_.outDir) / (b.name + ".npy")).string();
       std::string error;
       if (!writeNpy(path, b.dtype, b.shape, buffers_.data(i), error)) {
@@ -718,7 +685,7 @@ int Run::finish(int code) {
       size_t size = buffers_.range(i).size();
       options_.finalBuffers->push_back({b.name, b.dtype, b.shape,
                                         std::vector<uint8_t>(buffers_.data(i), buffers_.data(i) + size),
-                                        i < released_.size() && released_[i]});
+                                        i < released_.size() && released_[i].has_value()});
     }
   if (options_.hazardBytes)
     *options_.hazardBytes = hazardBytes_;

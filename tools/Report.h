@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ttinterp/interp/Launch.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -16,29 +18,10 @@
 
 namespace ttinterp::driver {
 
-/// One storage region (one shadow) of a launch.
-struct RegionReport {
-  std::vector<std::string> buffers;   ///< Spec buffers whose bytes it holds.
-  std::vector<std::string> arguments; ///< Kernel parameters whose pointers point into it.
-  uint64_t bytes = 0;
-  std::string shadow; ///< How the launch holds its bytes (shadowStateName).
-};
-
-/// How the views of two pointer arguments relate.
-struct PairReport {
-  std::string a, b;    ///< Kernel parameter names.
-  std::string overlap; ///< "disjoint", "identical" or "overlapping".
-};
-
-/// A cross-program conflict found with hazard tracking on.
-struct HazardReport {
-  std::string kind; ///< "read-after-write", "write-after-read", "write-after-write".
-  std::array<int64_t, 3> first = {0, 0, 0}, second = {0, 0, 0}; ///< Program ids, in run order.
-  std::vector<std::string> arguments; ///< Kernel parameters whose extents hold the bytes.
-  std::string buffer;                 ///< The spec buffer holding the bytes.
-  uint64_t offset = 0, bytes = 0;     ///< Byte range, relative to that buffer's start.
-  std::string firstOp, firstLocation, secondOp, secondLocation;
-};
+// What the launch layer reports of regions, alias pairs and hazards goes into the report as is.
+using interp::HazardReport;
+using interp::PairReport;
+using interp::RegionReport;
 
 struct LaunchReport {
   size_t index = 0; ///< Position in the spec's launches array.

@@ -1,6 +1,6 @@
 //===- main.cpp - The ttinterp command line: run, check, hash, info --------===//
 #include "Driver.h"
-#include "Kernels.h"
+#include "ttinterp/interp/KernelLibrary.h"
 
 #include <fmt/format.h>
 
@@ -275,7 +275,7 @@ int commandHash(Arguments &args) {
   args.parse({"--function"});
   std::string path = args.single("KERNEL.ttir operand");
   std::string error;
-  std::optional<std::string> hash = hashKernel(path, args.option("--function").value_or(""), error);
+  std::optional<std::string> hash = interp::hashKernel(path, args.option("--function").value_or(""), error);
   if (!hash) {
     printError(std::cerr, error);
     return kExitBadInput;
@@ -288,7 +288,7 @@ int commandInfo(Arguments &args) {
   args.parse({});
   std::string path = args.single("KERNEL.ttir operand");
   std::string error;
-  std::optional<std::string> text = describeKernels(path, error);
+  std::optional<std::string> text = interp::describeKernels(path, error);
   if (!text) {
     printError(std::cerr, error);
     return kExitBadInput;

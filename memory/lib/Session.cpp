@@ -211,6 +211,12 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
                           arg.name, arg.buffer);
       return false;
     }
+    if (arg.kernelAddress && (*arg.kernelAddress < e.lo || *arg.kernelAddress > e.hi)) {
+      error = fmt::format("argument '{}' (buffer '{}'): its pointer {:#x} lies outside its view "
+                          "[{:#x}, {:#x})",
+                          arg.name, arg.buffer, *arg.kernelAddress, e.lo, e.hi);
+      return false;
+    }
     if (options_.inPlace && arg.memory != &HostMemory::instance()) {
       error = fmt::format("argument '{}' (buffer '{}') is in {} memory: in-place mode needs host "
                           "buffers",
@@ -349,7 +355,8 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
     out.regions_.push_back(std::move(info));
   }
   for (size_t a = 0; a < arguments.size(); ++a)
-    out.pointers_[a] = tagged::make(arguments[a].view.address, uint32_t(a + 1));
+    out.pointers_[a] =
+        tagged::make(arguments[a].kernelAddress.value_or(arguments[a].view.address), uint32_t(a + 1));
   return true;
 }
 

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "ttinterp/frontend/Frontend.h"
 #include "ttinterp/interp/Interpreter.h"
+#include "ttinterp/interp/Launch.h"
 #include "ttinterp/memory/Session.h"
 
 #include <Eigen/Core>
@@ -65,6 +66,7 @@ struct Kernel {
   std::unique_ptr<mlir::MLIRContext> context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::unique_ptr<interp::Kernel> kernel;
+  std::string hash;
 };
 
 Kernel load(const std::string &name) {
@@ -74,8 +76,10 @@ Kernel load(const std::string &name) {
   std::string path = std::string(TTINTERP_SOURCE_DIR) + "/tools/bench/kernels/" + name + ".ttir";
   k.module = frontend::loadTTIRFile(*k.context, path, error);
   mlir::FunctionOpInterface fn = k.module ? frontend::findFunction(*k.module, "", error) : nullptr;
-  if (fn)
+  if (fn) {
     k.kernel = interp::Kernel::lower(fn, error);
+    k.hash = frontend::structuralHash(fn);
+  }
   if (!k.kernel) {
     fmt::print(stderr, "ttinterp-bench: {}\n", error);
     std::exit(2);
@@ -94,50 +98,52 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// One interpreted launch, as a user runs it: session, launch, write-back.
-Phases launch(const interp::Kernel &kernel, std::vector<std::vector<float> *> buffers,
+/// One interpreted launch, as a user runs it: session, launch (through the launch layer every
+/// front end uses), write-back.
+Phases launch(const Kernel &kernel, std::vector<std::vector<float> *> buffers,
               std::vector<interp::ArgumentValue> scalars, std::array<int64_t, 3> grid,
               unsigned threads, bool hazards = false) {
   Session::Options sessionOptions;
   sessionOptions.copyThreads = threads;
   Session session(sessionOptions);
-  std::vector<PointerArgument> pointers;
-  std::vector<interp::ArgumentValue> args;
+  interp::Launcher launcher(session);
+  interp::LaunchRequest request;
+  request.kernel = kernel.kernel.get();
+  request.kernelHash = kernel.hash;
   for (size_t i = 0; i < buffers.size(); ++i) {
-    pointers.push_back({fmt::format("arg{}", i), fmt::format("buf{}", i), viewOf(*buffers[i])});
+    request.pointers.push_back(
+        {fmt::format("arg{}", i), fmt::format("buf{}", i), viewOf(*buffers[i])});
     interp::ArgumentValue v;
     v.pointerIndex = uint32_t(i);
-    args.push_back(v);
+    request.values.push_back(v);
   }
-  args.insert(args.end(), scalars.begin(), scalars.end());
-  kernel.applyAccess(args, pointers);
-  LaunchMemory memory;
-  std::string error;
+  request.values.insert(request.values.end(), scalars.begin(), scalars.end());
+  request.plan.threads = threads;
+  request.plan.hazards = hazards;
+  request.run.grid = grid;
   Phases phases;
   auto t0 = std::chrono::steady_clock::now();
-  if (!session.prepare(pointers, memory, error)) {
-    fmt::print(stderr, "ttinterp-bench: {}\n", error);
+  auto prepared = t0;
+  interp::LaunchResult result = launcher.launch(request, [&](const interp::LaunchResult &) {
+    prepared = std::chrono::steady_clock::now();
+  });
+  if (result.status == interp::LaunchResult::Status::BadInput) {
+    fmt::print(stderr, "ttinterp-bench: {}\n", result.error);
     std::exit(2);
   }
-  phases.prepare = since(t0);
-  interp::LaunchOptions options;
-  options.grid = grid;
-  options.threads = threads;
-  HazardTracker tracker;
-  if (hazards)
-    memory.setHazardTracker(&tracker);
-  t0 = std::chrono::steady_clock::now();
-  if (auto fault = kernel.run(args, memory, options)) {
-    fmt::print(stderr, "ttinterp-bench: fault: {}\n", fault->message);
+  if (result.fault) {
+    fmt::print(stderr, "ttinterp-bench: fault: {}\n", result.fault->message);
     std::exit(1);
   }
-  phases.run = since(t0);
-  t0 = std::chrono::steady_clock::now();
+  phases.prepare = std::chrono::duration<double>(prepared - t0).count();
+  phases.run = since(prepared);
+  auto t1 = std::chrono::steady_clock::now();
+  std::string error;
   if (!session.step(error)) {
     fmt::print(stderr, "ttinterp-bench: {}\n", error);
     std::exit(2);
   }
-  phases.writeBack = since(t0);
+  phases.writeBack = since(t1);
   return phases;
 }
 
@@ -266,7 +272,7 @@ int main(int argc, char **argv) {
   Kernel add = load("vector_add");
   cases.push_back({"vector_add", "2^24 f32",
                    [&](unsigned t, bool h) {
-                     return launch(*add.kernel, {&x, &y, &out}, {i32(n)}, {n / 1024, 1, 1}, t, h);
+                     return launch(add, {&x, &y, &out}, {i32(n)}, {n / 1024, 1, 1}, t, h);
                    },
                    [&](int64_t part, int64_t parts) {
                      for (int64_t i = part * n / parts; i < (part + 1) * n / parts; ++i)
@@ -279,7 +285,7 @@ int main(int argc, char **argv) {
   Kernel softmax = load("softmax_1024");
   cases.push_back({"softmax", "4096x1024 f32",
                    [&](unsigned t, bool h) {
-                     return launch(*softmax.kernel, {&sout, &sin},
+                     return launch(softmax, {&sout, &sin},
                                    {i32(cols), i32(cols), i32(cols)}, {rows, 1, 1}, t, h);
                    },
                    [&](int64_t part, int64_t parts) {
@@ -312,12 +318,12 @@ int main(int argc, char **argv) {
   std::vector<interp::ArgumentValue> mmArgs{i32(m), i32(m), i32(m), i32(m), i32(m), i32(m)};
   cases.push_back({"matmul_ieee", "512^3 f32",
                    [&](unsigned t, bool h) {
-                     return launch(*mmIeee.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
+                     return launch(mmIeee, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
                    },
                    gemm});
   cases.push_back({"matmul_tf32", "512^3 f32",
                    [&](unsigned t, bool h) {
-                     return launch(*mmTf32.kernel, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
+                     return launch(mmTf32, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
                    },
                    gemm});
 
@@ -327,7 +333,7 @@ int main(int argc, char **argv) {
   Kernel layernorm = load("layernorm");
   cases.push_back({"layernorm", "4096x1024 f32",
                    [&](unsigned t, bool h) {
-                     return launch(*layernorm.kernel, {&lx, &ly, &w, &bias, &mean, &rstd},
+                     return launch(layernorm, {&lx, &ly, &w, &bias, &mean, &rstd},
                                    {i32(cols), i32(cols), f32(1e-5)}, {rows, 1, 1}, t, h);
                    },
                    [&](int64_t part, int64_t parts) {

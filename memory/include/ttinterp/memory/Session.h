@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,10 @@ struct PointerArgument {
   std::string name;   ///< The kernel's argument name (messages).
   std::string buffer; ///< The caller's name for the buffer (messages, sync, donation).
   View view;
+  /// The address the kernel receives, when it is not the view's element 0. A Python
+  /// tensor is bound as a view of its whole storage (the bounds a GPU allocation has)
+  /// while the kernel gets the tensor's own data pointer inside it.
+  std::optional<uint64_t> kernelAddress = std::nullopt;
   CallerMemory *memory = &HostMemory::instance();
   /// Reads and writes the launch may make through it: decides whether its
   /// region must be copied in (read) and whether it needs a shadow (written).

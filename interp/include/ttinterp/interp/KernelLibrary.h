@@ -1,23 +1,25 @@
-//===- Kernels.h - Loading, hashing and lowering kernels for the driver -*- C++ -*-===//
+//===- KernelLibrary.h - Loading, hashing and lowering kernels from TTIR -*- C++ -*-===//
 //
-// The driver's one door to the front end and to lowering. A run parses each distinct
-// TTIR file once (one MLIRContext for the run) and lowers each distinct kernel once,
-// keyed by its structural hash, so launching the same kernel again, even from a re-dump
-// with other locations or SSA names, reuses the lowered form. MLIR types stay inside
-// Kernels.cpp.
+// The one door to the front end and to lowering for every tool (the CLI, the Python
+// module). A library parses each distinct TTIR file or text once (one MLIRContext) and
+// lowers each distinct kernel once, keyed by its structural hash, so launching the same
+// kernel again, even from a re-dump with other locations or SSA names, reuses the lowered
+// form. MLIR types stay inside KernelLibrary.cpp.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "ttinterp/interp/Interpreter.h"
 
+#include <cstdint>
+
 #include <memory>
 #include <optional>
 #include <string>
 
-namespace ttinterp::driver {
+namespace ttinterp::interp {
 
-/// Why a kernel could not be had; the CLI reports each as bad input (exit status 2).
+/// Why a kernel could not be had; each is bad input (the CLI's exit status 2).
 enum class KernelFailure {
   Load,        ///< Unreadable file, parse or verify error.
   Function,    ///< No such function, or no single public one.
@@ -44,6 +46,11 @@ public:
   /// KernelFailure::Function a bare sentence the caller places).
   std::optional<Entry> get(const std::string &path, const std::string &function,
                            KernelFailure &failure, std::string &error);
+  /// As get, for TTIR held in memory (a Triton compile's output); `name` stands for the
+  /// file in messages. Each distinct text is parsed once.
+  std::optional<Entry> getFromText(const std::string &text, const std::string &name,
+                                   const std::string &function, KernelFailure &failure,
+                                   std::string &error);
 
 private:
   struct Impl;
@@ -57,4 +64,4 @@ std::optional<std::string> hashKernel(const std::string &path, const std::string
 /// Every function's signature in the TTIR file at `path`, as text (`ttinterp info`).
 std::optional<std::string> describeKernels(const std::string &path, std::string &error);
 
-} // namespace ttinterp::driver
+} // namespace ttinterp::interp

@@ -1,5 +1,5 @@
-//===- Kernels.cpp - Kernel loading and the lowered-kernel cache -----------===//
-#include "Kernels.h"
+//===- KernelLibrary.cpp - Kernel loading and the lowered-kernel cache -----===//
+#include "ttinterp/interp/KernelLibrary.h"
 
 #include "ttinterp/frontend/Frontend.h"
 #include "ttinterp/interp/Caches.h"
@@ -12,13 +12,14 @@
 #include <filesystem>
 #include <map>
 
-namespace ttinterp::driver {
+namespace ttinterp::interp {
 
 struct KernelLibrary::Impl {
   std::unique_ptr<mlir::MLIRContext> context = frontend::makeContext();
-  /// Parsed modules by file (normalised path), kept alive for the whole run.
+  /// Parsed modules by "file:" normalised path or "text:" TTIR text, kept alive with the
+  /// library.
   std::map<std::string, mlir::OwningOpRef<mlir::ModuleOp>> modules;
-  interp::KernelCache kernels;
+  KernelCache kernels;
 };
 
 KernelLibrary::KernelLibrary() : impl_(std::make_unique<Impl>()) {}
@@ -31,10 +32,34 @@ static std::string fileKey(const std::string &path) {
   return ec ? path : canonical.string();
 }
 
+/// The kernel `function` of a parsed module, lowered once per structural hash.
+static std::optional<KernelLibrary::Entry> lowerFunction(KernelCache &kernels,
+                                                        mlir::ModuleOp module,
+                                                        const std::string &function,
+                                                        KernelFailure &failure,
+                                                        std::string &error) {
+  mlir::FunctionOpInterface fn = frontend::findFunction(module, function, error);
+  if (!fn) {
+    failure = KernelFailure::Function;
+    return std::nullopt;
+  }
+  std::optional<KernelCache::Result> lowered = kernels.get(fn, error);
+  if (!lowered) {
+    failure = KernelFailure::Unsupported;
+    return std::nullopt;
+  }
+  KernelLibrary::Entry entry;
+  entry.function = fn.getName().str();
+  entry.hash = lowered->hash;
+  entry.kernel = lowered->kernel;
+  entry.cached = lowered->hit;
+  return entry;
+}
+
 std::optional<KernelLibrary::Entry> KernelLibrary::get(const std::string &path,
                                                        const std::string &function,
                                                        KernelFailure &failure, std::string &error) {
-  std::string key = fileKey(path);
+  std::string key = "file:" + fileKey(path);
   auto it = impl_->modules.find(key);
   if (it == impl_->modules.end()) {
     mlir::OwningOpRef<mlir::ModuleOp> module = frontend::loadTTIRFile(*impl_->context, path, error);
@@ -44,22 +69,27 @@ std::optional<KernelLibrary::Entry> KernelLibrary::get(const std::string &path,
     }
     it = impl_->modules.emplace(key, std::move(module)).first;
   }
-  mlir::FunctionOpInterface fn = frontend::findFunction(*it->second, function, error);
-  if (!fn) {
-    failure = KernelFailure::Function;
-    return std::nullopt;
+  return lowerFunction(impl_->kernels, *it->second, function, failure, error);
+}
+
+std::optional<KernelLibrary::Entry> KernelLibrary::getFromText(const std::string &text,
+                                                               const std::string &name,
+                                                               const std::string &function,
+                                                               KernelFailure &failure,
+                                                               std::string &error) {
+  // The text itself is the key: two compiles with equal text share one parse.
+  std::string key = "text:" + text;
+  auto it = impl_->modules.find(key);
+  if (it == impl_->modules.end()) {
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        frontend::parseTTIR(*impl_->context, text, name, error);
+    if (!module) {
+      failure = KernelFailure::Load;
+      return std::nullopt;
+    }
+    it = impl_->modules.emplace(key, std::move(module)).first;
   }
-  std::optional<interp::KernelCache::Result> lowered = impl_->kernels.get(fn, error);
-  if (!lowered) {
-    failure = KernelFailure::Unsupported;
-    return std::nullopt;
-  }
-  Entry entry;
-  entry.function = fn.getName().str();
-  entry.hash = lowered->hash;
-  entry.kernel = lowered->kernel;
-  entry.cached = lowered->hit;
-  return entry;
+  return lowerFunction(impl_->kernels, *it->second, function, failure, error);
 }
 
 std::optional<std::string> hashKernel(const std::string &path, const std::string &function,
@@ -89,13 +119,13 @@ std::optional<std::string> describeKernels(const std::string &path, std::string 
     if (!fn.isPublic() || fn.isExternal())
       return;
     std::string lowerError;
-    std::unique_ptr<interp::Kernel> kernel = interp::Kernel::lower(fn, lowerError);
+    std::unique_ptr<Kernel> kernel = Kernel::lower(fn, lowerError);
     if (!kernel) {
       access += fmt::format("  {}: cannot be interpreted: {}\n", fn.getName().str(), lowerError);
       return;
     }
     std::vector<std::string> parts;
-    for (const interp::Parameter &p : kernel->parameters())
+    for (const Parameter &p : kernel->parameters())
       if (p.isPointer)
         parts.push_back(fmt::format("{} {}", p.name, accessName(p.access)));
     access += fmt::format("  {}: {}\n", fn.getName().str(),
@@ -106,4 +136,4 @@ std::optional<std::string> describeKernels(const std::string &path, std::string 
   return text;
 }
 
-} // namespace ttinterp::driver
+} // namespace ttinterp::interp

@@ -1,0 +1,184 @@
+"""The memory model through Python: aliasing arguments, views of one storage, transactional faults."""
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import ttinterp
+
+
+@triton.jit
+def aliasing_test(a_ptr, b_ptr):
+    # Triton issue #5791: a store through one argument must be seen through the other.
+    tl.store(a_ptr, 1.0)
+    tl.store(b_ptr, tl.load(a_ptr))
+
+
+def test_issue_5791_same_tensor_twice():
+    buffer = torch.zeros(1)
+    aliasing_test[(1, )](buffer, buffer)
+    assert buffer.item() == 1.0
+
+
+@triton.jit
+def shift_copy(src, dst, n, BLOCK: tl.constexpr):
+    # One program reads the whole block, then writes it: a sequential in-block memmove.
+    i = tl.arange(0, BLOCK)
+    v = tl.load(src + i, mask=i < n)
+    tl.store(dst + i, v, mask=i < n)
+
+
+def test_overlapping_views_of_one_storage():
+    base = torch.arange(16, dtype=torch.float32)
+    expected = base.clone()
+    expected[2:14] = base[0:12].clone()  # the block is loaded before it is stored
+    shift_copy[(1, )](base[0:12], base[2:14], 12, BLOCK=16)
+    assert torch.equal(base, expected)
+
+
+def test_distinct_arrays_overlapping_in_memory():
+    # Two numpy arrays made from one buffer by frombuffer (no common ndarray base): their bytes
+    # overlap, so they form one region with one shadow.
+    raw = bytearray(np.arange(16, dtype=np.int32).tobytes())
+    a = np.frombuffer(raw, dtype=np.int32, count=12, offset=0)
+    b = np.frombuffer(raw, dtype=np.int32, count=12, offset=8)
+    expected = np.arange(16, dtype=np.int32)
+    expected[2:14] = np.arange(12)
+    shift_copy[(1, )](a, b, 12, BLOCK=16)
+    np.testing.assert_array_equal(np.frombuffer(raw, dtype=np.int32), expected)
+
+
+@triton.jit
+def scale_in_place(x_ptr, n, factor, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + i, tl.load(x_ptr + i, mask=i < n) * factor, mask=i < n)
+
+
+def test_in_place_kernel_on_a_strided_view():
+    x = torch.arange(40, dtype=torch.float32).reshape(4, 10)
+    column = x[:, 3].contiguous()  # a copy: the kernel must not touch x
+    scale_in_place[(1, )](column, 4, 2.5, BLOCK=8)
+    assert torch.equal(column, torch.tensor([3.0, 13.0, 23.0, 33.0]) * 2.5)
+    assert torch.equal(x, torch.arange(40, dtype=torch.float32).reshape(4, 10))
+
+
+def test_tensor_at_a_storage_offset():
+    storage = torch.arange(10, dtype=torch.float32)
+    tail = storage[6:]
+    scale_in_place[(1, )](tail, 4, -1.0, BLOCK=4)
+    assert torch.equal(storage, torch.tensor([0, 1, 2, 3, 4, 5, -6, -7, -8, -9], dtype=torch.float32))
+
+
+@triton.jit
+def gather_write(x_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    i = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, pid + 0.0, mask=i < n)
+    j = tl.load(idx_ptr + i, mask=i < n)
+    tl.store(out_ptr + i, tl.load(x_ptr + j, mask=i < n), mask=i < n)
+
+
+def test_out_of_bounds_is_a_kernel_fault_and_changes_nothing():
+    x = torch.arange(64, dtype=torch.float32)
+    idx = torch.arange(64, dtype=torch.int32)
+    idx[37] = 1000  # program 2 (BLOCK 16), lane 5, reads past x's storage
+    out = torch.full((64, ), -1.0)
+    with pytest.raises(ttinterp.KernelFault) as info:
+        gather_write[(4, )](x, idx, out, 64, BLOCK=16)
+    fault = info.value
+    assert isinstance(fault, RuntimeError)
+    assert fault.kind == "out_of_bounds"
+    assert fault.program == (2, 0, 0)
+    assert fault.element == 5
+    assert fault.op == "tt.load"
+    # The load of x[j] is on the last line of gather_write.
+    lines, first = __import__("inspect").getsourcelines(gather_write.fn)
+    load_line = first + next(k for k, text in enumerate(lines) if "x_ptr + j" in text)
+    assert fault.location.startswith(f"{__file__}:{load_line}:")
+    # Programs 0 and 1 finished and program 2 stored its pid first: none of it reached `out`.
+    assert torch.equal(out, torch.full((64, ), -1.0))
+
+
+def test_bounds_are_the_whole_storage():
+    # Reading past a view's end but inside its storage is what a GPU allows: no fault.
+    storage = torch.arange(8, dtype=torch.float32)
+    head = storage[:4]
+    out = torch.zeros(8)
+    shift_copy[(1, )](head, out, 8, BLOCK=8)
+    assert torch.equal(out, storage)
+
+
+def test_gpu_tensor_is_a_type_error_naming_the_parameter():
+    x = torch.empty(4, device="meta")
+    out = torch.zeros(4)
+    with pytest.raises(TypeError, match="'src'.*meta"):
+        shift_copy[(1, )](x, out, 4, BLOCK=4)
+
+
+def test_wrong_argument_count_is_a_type_error():
+    with pytest.raises(TypeError):
+        shift_copy[(1, )](torch.zeros(4), 4, BLOCK=4)
+
+
+def test_non_tensor_for_a_pointer_is_a_type_error():
+    # Triton's own binder refuses it, before anything runs.
+    out = torch.zeros(4)
+    with pytest.raises(TypeError):
+        shift_copy[(1, )]([1.0, 2.0], out, 2, BLOCK=4)
+    assert torch.equal(out, torch.zeros(4))
+
+
+@triton.jit
+def racy_sum(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    # Every program read-modify-writes out[0] with a plain load and store: a race on a GPU.
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    total = tl.load(out_ptr) + tl.sum(tl.load(x_ptr + i))
+    tl.store(out_ptr, total)
+
+
+def test_race_found_by_hazard_checking():
+    x = torch.ones(32)
+    out = torch.zeros(1)
+    with ttinterp.options(hazards="error"):
+        with pytest.raises(ttinterp.HazardError) as info:
+            racy_sum[(4, )](x, out, BLOCK=8)
+    hazards = info.value.hazards
+    assert hazards
+    h = hazards[0]
+    assert h.first_program != h.second_program
+    assert "out_ptr" in h.arguments
+    assert h.kind in ("read-after-write", "write-after-read", "write-after-write")
+    assert "test_memory.py" in h.first_location and "test_memory.py" in h.second_location
+    # Programs run in order, so the result is the sequential sum; the race is what is reported.
+    assert out.item() == 32.0
+
+
+def test_race_as_a_warning():
+    x = torch.ones(32)
+    out = torch.zeros(1)
+    with ttinterp.options(hazards="warn"):
+        with pytest.warns(ttinterp.HazardWarning):
+            racy_sum[(4, )](x, out, BLOCK=8)
+
+
+def test_step_limit_stops_a_spinning_kernel():
+    @triton.jit
+    def spin(flag_ptr):
+        while tl.load(flag_ptr, volatile=True) == 0:
+            pass
+
+    flag = torch.zeros(1, dtype=torch.int32)
+    with ttinterp.options(max_steps=10_000):
+        with pytest.raises(ttinterp.KernelFault) as info:
+            spin[(1, )](flag)
+    assert info.value.kind == "step_limit"
+
+
+def test_unknown_option_is_a_type_error():
+    with pytest.raises(TypeError, match="unknown option"):
+        with ttinterp.options(thread=2):
+            pass
+    with pytest.raises(ValueError):
+        with ttinterp.options(bounds="nowhere"):
+            pass

@@ -1,0 +1,204 @@
+"""Triton's launcher for ttinterp: binds a launch's Python arguments and runs it in C++.
+
+Each pointer argument is bound as its whole storage (the bounds a GPU allocation gives it) with the
+kernel's pointer at the tensor's first element, so the memory model sees what the GPU would: the same
+tensor twice, views of one storage, and distinct arrays whose memory overlaps each form one region
+with one shadow. Nothing here interprets anything: the C++ library does the launch.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from . import _state
+from ._errors import Hazard, HazardError, HazardWarning, KernelFault
+from ._ttinterp import Kernel
+
+_kernels: dict = {}
+#: TTIR text per kernel hash (recordings write it next to the spec).
+ttir_of: dict = {}
+
+
+def load_kernel(binary: bytes, name: str) -> Kernel:
+    """The lowered kernel of a compile's TTIR, parsed and lowered once per process."""
+    text = binary.decode("utf-8") if isinstance(binary, (bytes, bytearray)) else binary
+    kernel = _kernels.get(text)
+    if kernel is None:
+        try:
+            kernel = Kernel(text, f"<{name}.ttir>", name)
+        except ValueError as e:
+            kind, _, message = str(e).partition("\n")
+            raise ValueError(f"ttinterp cannot run kernel '{name}' ({kind}): {message}") from None
+        _kernels[text] = kernel
+        ttir_of[kernel.hash] = text
+    return kernel
+
+
+class _ArrayForSpecialization:
+    """What Triton's specializer reads of a tensor (data_ptr, dtype), for a NumPy array."""
+    __slots__ = ("data_ptr", "dtype")
+
+    def __init__(self, array):
+        address = array.__array_interface__["data"][0]
+        self.data_ptr = lambda: address
+        self.dtype = array.dtype
+
+
+def allow_numpy_arguments() -> None:
+    """Lets ``kernel[grid](...)`` take NumPy arrays for pointer parameters.
+
+    Triton's binder specializes each argument with a native function that knows torch tensors and
+    objects with ``data_ptr()``; an ndarray has neither, so it is shown to the specializer as such an
+    object. The launch itself still receives the ndarray."""
+    import triton.runtime.jit as jit
+    native = jit.native_specialize_impl
+    if getattr(native, "_ttinterp", False):
+        return
+    import numpy as np
+    ndarray = np.ndarray
+
+    def specialize(backend, arg, *rest):
+        if type(arg) is ndarray:
+            arg = _ArrayForSpecialization(arg)
+        return native(backend, arg, *rest)
+
+    specialize._ttinterp = True
+    jit.native_specialize_impl = specialize
+
+
+def _describe(arg) -> str:
+    return f"{type(arg).__module__}.{type(arg).__qualname__}"
+
+
+def _storage(arg, param: str):
+    """(kernel address, storage address, storage bytes) of a pointer argument on the host."""
+    module = type(arg).__module__
+    if module.startswith("torch"):
+        if arg.device.type != "cpu":
+            raise TypeError(f"ttinterp: argument '{param}' is a tensor on {arg.device}; ttinterp runs "
+                            f"kernels on CPU tensors (move it with .cpu())")
+        storage = arg.untyped_storage()
+        return arg.data_ptr(), storage.data_ptr(), storage.nbytes()
+    if module == "numpy" and type(arg).__name__ == "ndarray":
+        import numpy as np
+        root = arg
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        lo, hi = np.lib.array_utils.byte_bounds(root) if hasattr(np.lib, "array_utils") \
+            else np.byte_bounds(root)
+        return arg.__array_interface__["data"][0], lo, hi - lo
+    if hasattr(arg, "base") and hasattr(arg, "data_ptr"):  # triton.reinterpret's TensorWrapper
+        _, lo, size = _storage(arg.base, param)
+        return arg.data_ptr(), lo, size
+    raise TypeError(f"ttinterp: argument '{param}' is a {_describe(arg)}; a pointer parameter takes a "
+                    f"CPU torch.Tensor or a numpy.ndarray")
+
+
+def _scalar(arg, param: str, ty: str):
+    if ty in ("fp16", "bf16", "fp32", "f32", "fp64"):
+        try:
+            return float(arg)
+        except (TypeError, ValueError):
+            raise TypeError(f"ttinterp: argument '{param}' ({ty}) must be a number, not "
+                            f"{_describe(arg)}") from None
+    try:
+        return int(arg)
+    except (TypeError, ValueError):
+        raise TypeError(f"ttinterp: argument '{param}' ({ty}) must be an integer, not "
+                        f"{_describe(arg)}") from None
+
+
+class _Binding:
+    """A launch's arguments in the C++ layer's terms, in kernel parameter order."""
+
+    def __init__(self):
+        self.pointers = []  # (kernel address, storage address, storage bytes, name)
+        self.scalars = []
+        self.pad_nan = []
+        self.tensors = []  # (name, object): what a recording writes
+
+    def pointer(self, arg, name, pad_nan=False):
+        address, storage, nbytes = _storage(arg, name)
+        self.pointers.append((address, storage, nbytes, name))
+        self.pad_nan.append(pad_nan)
+        self.tensors.append((name, arg))
+
+    def bind(self, arg, name, ty):
+        if isinstance(ty, tuple):
+            if not isinstance(arg, (tuple, list)) or len(arg) != len(ty):
+                raise TypeError(f"ttinterp: argument '{name}' must be a tuple of {len(ty)}")
+            for i, (a, t) in enumerate(zip(arg, ty)):
+                self.bind(a, f"{name}[{i}]", t)
+        elif ty == "constexpr":
+            return
+        elif ty.startswith("*"):
+            if arg is None:
+                raise TypeError(f"ttinterp: argument '{name}' ({ty}) is None")
+            self.pointer(arg, name)
+        elif ty.startswith("tensordesc"):
+            # A host TensorDescriptor: its base as the pointer, then the shape (i32) and strides
+            # (i64) Triton passes after the descriptor parameter.
+            self.pointer(arg.base, name, pad_nan=getattr(arg, "padding", "zero") == "nan")
+            self.scalars.extend(int(s) for s in arg.shape)
+            self.scalars.extend(int(s) for s in arg.strides)
+        else:
+            self.scalars.append(_scalar(arg, name, ty))
+
+
+class Launcher:
+    """``driver.active.launcher_cls``: one per compiled kernel."""
+
+    def __init__(self, src, metadata):
+        self.name = metadata.name
+        self.arg_names = list(src.fn.arg_names) if hasattr(src, "fn") else None
+        self.signature = dict(src.signature)
+        self.src = src
+
+    def _bind(self, args) -> _Binding:
+        binding = _Binding()
+        names = list(self.signature.keys())
+        if len(args) != len(names):
+            raise TypeError(f"ttinterp: kernel '{self.name}' takes {len(names)} arguments, "
+                            f"got {len(args)}")
+        for name, arg in zip(names, args):
+            binding.bind(arg, name, self.signature[name])
+        return binding
+
+    def __call__(self, gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata,
+                 launch_enter_hook, launch_exit_hook, *args):
+        grid = (int(gridX), int(gridY), int(gridZ))
+        if min(grid) < 0:
+            raise ValueError(f"ttinterp: grid {grid} of kernel '{self.name}' has a negative size")
+        options = _state.current()
+        binding = self._bind(args)
+        if launch_enter_hook is not None:
+            launch_enter_hook(launch_metadata)
+        if options.record:
+            from ._record import record_launch
+            record_launch(options.record, self.name, ttir_of[function.hash], function.parameters,
+                          grid, binding)
+        sys.stdout.flush()  # tl.device_print writes to the process's stdout from C++
+        result = function.launch(grid, binding.pointers, binding.scalars, binding.pad_nan,
+                                 options.threads or (os.cpu_count() or 1), options.hazards != "off",
+                                 options.bounds, options.max_steps, options.in_place)
+        if launch_exit_hook is not None:
+            launch_exit_hook(launch_metadata)
+        self._check(result, options)
+
+    def _check(self, result, options):
+        status = result["status"]
+        if status == "fault":
+            f = result["fault"]
+            raise KernelFault(self.name, f["kind"], f["message"], f["location"], f["op"], f["program"],
+                              f["element"])
+        if status == "bad_input":
+            raise ValueError(f"ttinterp: kernel '{self.name}': {result['error']}")
+        if status == "write_back":
+            raise RuntimeError(f"ttinterp: kernel '{self.name}': write-back failed: {result['error']}")
+        if result["hazards"]:
+            hazards = [Hazard(h) for h in result["hazards"]]
+            if options.hazards == "error":
+                raise HazardError(self.name, hazards, result["hazard_bytes"])
+            warnings.warn(HazardWarning(HazardError(self.name, hazards, result["hazard_bytes"]).args[0]),
+                          stacklevel=3)

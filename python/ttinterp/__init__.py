@@ -29,9 +29,11 @@ __all__ = ["activate", "deactivate", "active", "options", "record", "Options", "
 
 def _register() -> None:
     """Makes the backend known to Triton when no entry point did (running from a build tree)."""
+    import sys
+    discovering = sys.modules.get("triton.backends")
+    if discovering is not None and not hasattr(discovering, "backends"):
+        return  # this import comes from Triton's own entry-point discovery, which registers us
     import triton.backends as tb
-    from ._launch import allow_numpy_arguments
-    allow_numpy_arguments()
     if "ttinterp" in tb.backends:
         return
     from .backend import compiler, driver

@@ -94,8 +94,9 @@ class TTInterpDriver(DriverBase):
     def __init__(self):
         super().__init__()
         self.utils = _Utils()
-        from .._launch import Launcher
+        from .._launch import Launcher, allow_numpy_arguments
         self.launcher_cls = Launcher
+        allow_numpy_arguments()
 
     @classmethod
     def is_active(cls):

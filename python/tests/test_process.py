@@ -1,0 +1,87 @@
+"""ttinterp in a fresh process: import order with Triton's own MLIR, the entry point, Triton's cache."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ADD = textwrap.dedent("""
+    import triton, triton.language as tl
+
+    @triton.jit
+    def add(x, y, out, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out + i, tl.load(x + i, mask=i < n) + tl.load(y + i, mask=i < n), mask=i < n)
+
+    def run():
+        import torch
+        x = torch.arange(1000, dtype=torch.float32)
+        out = torch.zeros(1000)
+        add[(4, )](x, x, out, 1000, BLOCK=256)
+        assert torch.equal(out, 2 * x), out
+        print("ok")
+""")
+
+
+def run_python(code, tmp_path, extra_path=(), env=None):
+    full_env = dict(os.environ)
+    full_env.pop("TRITON_DEFAULT_BACKEND", None)
+    full_env["TRITON_CACHE_DIR"] = str(tmp_path / "cache")
+    inherited = [os.path.abspath(p) for p in full_env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    full_env["PYTHONPATH"] = os.pathsep.join([*map(str, extra_path), *inherited])
+    full_env.update(env or {})
+    (tmp_path / "kernels.py").write_text(ADD)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path, env=full_env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("order", ["triton, torch, ttinterp", "ttinterp, triton, torch"])
+def test_import_order_with_tritons_own_mlir(tmp_path, order):
+    # libtriton.so exports its own MLIR/LLVM; the extension links Debian's MLIR 19. Both must work
+    # in one process whichever is loaded first: compile with Triton's, run with ours.
+    imports = "\n".join(f"import {name}" for name in order.split(", "))
+    r = run_python(imports + "\nimport ttinterp; ttinterp.activate()\nfrom kernels import run; run()\n", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+def test_entry_point_selects_ttinterp_without_importing_it(tmp_path):
+    # What `pip install` registers, laid out by hand: Triton finds the plugin through the
+    # triton.backends entry point, and on a machine with no GPU driver it is the only active one.
+    info = tmp_path / "site" / "ttinterp-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ttinterp\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[triton.backends]\nttinterp = ttinterp.backend\n")
+    code = """
+        import sys, triton
+        from kernels import run
+        run()
+        assert "ttinterp" in sys.modules, "the entry point did not load the plugin"
+        print(type(triton.runtime.driver.active).__name__)
+    """
+    r = run_python(code, tmp_path, extra_path=[tmp_path / "site"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["ok", "TTInterpDriver"]
+
+    r = run_python(code, tmp_path, extra_path=[tmp_path / "site"],
+                   env={"TRITON_DEFAULT_BACKEND": "ttinterp"})
+    assert r.returncode == 0, r.stderr
+
+
+def test_tritons_kernel_cache_is_reused_by_a_second_process(tmp_path):
+    code = """
+        import triton, ttinterp
+        ttinterp.activate()
+        hits = []
+        triton.knobs.compilation.listener = lambda **kw: hits.append(kw["cache_hit"])
+        from kernels import run
+        run()
+        print(hits)
+    """
+    first = run_python(code, tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split("\n")[1] == "[False]"
+    second = run_python(code, tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split("\n")[1] == "[True]"

@@ -256,3 +256,70 @@ TEST_CASE("--in-place gives the shadow mode's results on every example") {
             readFile(b / ("o/" + entry.path().filename().string())));
   }
 }
+
+TEST_CASE("a buffer inside a donated one is given up with it: --out and sync say so") {
+  // xa is x's elements 2..5. Launch 0: xa += 10 (pending in x's shadow). Launch 1 donates x, so
+  // the final step writes none of x's bytes back: xa's new values are dropped with x's.
+  Json buffers = {{"x", f32(8, "arange")}, {"ten", f32(4, {{"fill", 10}})},
+                  {"y", f32(8, {{"fill", 1}})}, {"out", f32(8, "zeros")},
+                  {"xa", {{"alias_of", "x"}, {"byte_offset", 8}, {"dtype", "f32"}, {"shape", {4}}}}};
+  Json spec = {{"buffers", buffers},
+               {"launches", {inplace("xa", "ten", 4), add("x", "y", "out", 8, {"x"})}}};
+  auto r = runSpec(spec);
+  REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
+  // out = x + y with x's shadow seen through: 0 1 12 13 14 15 6 7, plus 1.
+  std::vector<float> out = r->buffer("out");
+  const float expected[8] = {1, 2, 13, 14, 15, 16, 7, 8};
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == expected[i]);
+  CHECK_FALSE(r->hasOutput("x"));
+  CHECK_FALSE(r->hasOutput("xa"));
+  CHECK(r->cli.out.find("out: x.npy not written: the buffer was donated") != std::string::npos);
+  CHECK(r->cli.out.find("out: xa.npy not written: it shares memory with donated buffer 'x'") !=
+        std::string::npos);
+
+  SUBCASE("a sync of the inner buffer after the step is a donated_buffer fault") {
+    spec["launches"].push_back({{"step", true}});
+    spec["launches"].push_back({{"sync", {"xa"}}});
+    auto s = runSpec(spec);
+    CHECK(s->cli.status == 1);
+    CHECK(s->cli.err.find("donated_buffer") != std::string::npos);
+    CHECK(s->cli.err.find("buffer 'xa' shares memory with donated buffer 'x'") != std::string::npos);
+    CHECK(s->report["error"]["kind"] == "donated_buffer");
+  }
+  SUBCASE("a later launch through the inner buffer is a donated_buffer fault") {
+    spec["launches"].push_back({{"step", true}});
+    spec["launches"].push_back(inplace("xa", "ten", 4));
+    auto s = runSpec(spec);
+    CHECK(s->cli.status == 1);
+    CHECK(s->report["error"]["kind"] == "donated_buffer");
+  }
+}
+
+TEST_CASE("empty buffers as the only pointer arguments: a fault when touched, nothing when no program runs") {
+  Json buffers = {{"x", f32(0, "zeros")}, {"y", f32(0, "zeros")}};
+  SUBCASE("a kernel that loads and stores through them faults out of bounds") {
+    Json spec = {{"buffers", buffers}, {"launches", {inplace("x", "y", 4)}}};
+    auto r = runSpec(spec);
+    CHECK(r->cli.status == 1);
+    CHECK(r->report["error"]["kind"] == "out_of_bounds");
+  }
+  SUBCASE("grid [0] runs no program") {
+    Json launch = inplace("x", "y", 4);
+    launch["grid"] = {0};
+    Json spec = {{"buffers", buffers}, {"launches", {launch}}};
+    auto r = runSpec(spec);
+    CHECK_MESSAGE(r->cli.status == 0, r->cli.err);
+  }
+  SUBCASE("a zero-size view of a real buffer") {
+    Json spec = {{"buffers", {{"x", f32(8, "arange")}, {"y", f32(8, "zeros")}}},
+                 {"launches", {inplace({{"view", "x"}, {"offset", 2}, {"shape", {0}}, {"strides", {1}}},
+                                       "y", 4)}}};
+    auto r = runSpec(spec);
+    CHECK(r->cli.status == 1);
+    CHECK(r->report["error"]["kind"] == "out_of_bounds");
+    std::vector<float> x = r->buffer("x");
+    for (int i = 0; i < 8; ++i)
+      CHECK(x[i] == float(i)); // the fault wrote nothing back
+  }
+}

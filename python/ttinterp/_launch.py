@@ -71,16 +71,21 @@ def _describe(arg) -> str:
     return f"{type(arg).__module__}.{type(arg).__qualname__}"
 
 
+_torch_tensor = None  # torch.Tensor once torch is imported (ttinterp itself never imports it)
+
+
 def _storage(arg, param: str):
     """(kernel address, storage address, storage bytes) of a pointer argument on the host."""
-    module = type(arg).__module__
-    if module.startswith("torch"):
+    global _torch_tensor
+    if _torch_tensor is None and "torch" in sys.modules:
+        _torch_tensor = sys.modules["torch"].Tensor
+    if _torch_tensor is not None and isinstance(arg, _torch_tensor):
         if arg.device.type != "cpu":
             raise TypeError(f"ttinterp: argument '{param}' is a tensor on {arg.device}; ttinterp runs "
                             f"kernels on CPU tensors (move it with .cpu())")
         storage = arg.untyped_storage()
         return arg.data_ptr(), storage.data_ptr(), storage.nbytes()
-    if module == "numpy" and type(arg).__name__ == "ndarray":
+    if type(arg).__module__ == "numpy" and type(arg).__name__ == "ndarray":
         import numpy as np
         root = arg
         while isinstance(root.base, np.ndarray):

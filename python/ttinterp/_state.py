@@ -55,7 +55,24 @@ def _env_int(name: str, value: str) -> int:
         raise ValueError(f"ttinterp: {name}={value!r} is not an integer") from None
 
 
+_ENVIRONMENT = ("TTINTERP_THREADS", "TTINTERP_HAZARDS", "TTINTERP_BOUNDS", "TTINTERP_MAX_STEPS",
+                "TTINTERP_IN_PLACE", "TTINTERP_AUTOTUNE", "TTINTERP_RECORD")
+_RAW_ENVIRONMENT = tuple(map(os.fsencode, _ENVIRONMENT))
+_parsed = (None, None)  # (the variables' values, the options they give)
+
+
 def _from_environment() -> Options:
+    # Parsed again only when a variable changed: a cached launch reads seven variables, no more.
+    global _parsed
+    raw = getattr(os.environ, "_data", None)  # CPython's bytes dict behind os.environ: no encoding
+    values = tuple(map(raw.get, _RAW_ENVIRONMENT)) if isinstance(raw, dict) else \
+        tuple(map(os.environ.get, _ENVIRONMENT))
+    if values != _parsed[0]:
+        _parsed = (values, _parse_environment().check())
+    return _parsed[1]
+
+
+def _parse_environment() -> Options:
     env = os.environ
     o = Options()
     if "TTINTERP_THREADS" in env:
@@ -90,7 +107,7 @@ def _stack() -> list:
 def current() -> Options:
     """The options a launch made now uses."""
     stack = _stack()
-    return (stack[-1] if stack else _from_environment()).check()
+    return stack[-1] if stack else _from_environment()
 
 
 @contextlib.contextmanager

@@ -110,8 +110,8 @@ public:
   /// storage address, storage bytes, buffer name); the view is the whole storage, typed as the
   /// parameter's pointee when its size divides the storage, else bytes. `scalars`: per scalar
   /// parameter (in order) an int or a float. `padNaN`: per pointer parameter, descriptors'
-  /// padding. Returns a dict; a fault is a dict entry, raised by the Python layer.
-  nb::dict launch(std::array<int64_t, 3> grid,
+  /// padding. Returns toResult's None or dict; the Python layer raises a fault.
+  nb::object launch(std::array<int64_t, 3> grid,
                   const std::vector<std::tuple<uint64_t, uint64_t, uint64_t, std::string>> &pointers,
                   const std::vector<nb::object> &scalars, const std::vector<bool> &padNaN,
                   unsigned threads, bool hazards, const std::string &bounds, uint64_t maxSteps,
@@ -178,21 +178,23 @@ public:
         stepped = slot.session->step(stepError);
       std::cout.flush();
     }
-    return toDict(result, stepped, stepError);
+    return toResult(result, stepped, stepError);
   }
 
 private:
-  static nb::dict toDict(const interp::LaunchResult &result, bool stepped,
-                         const std::string &stepError) {
+  /// None when the launch ran and wrote back with nothing to report (the common case: no
+  /// Python objects made per launch); else a dict the Python layer raises or warns from.
+  static nb::object toResult(const interp::LaunchResult &result, bool stepped,
+                             const std::string &stepError) {
+    bool ok = result.status == interp::LaunchResult::Status::Ran && stepped;
+    if (ok && result.hazards.empty())
+      return nb::none();
     nb::dict d;
-    d["status"] = result.status == interp::LaunchResult::Status::Ran       ? "ok"
+    d["status"] = !stepped ? "write_back"
+                  : result.status == interp::LaunchResult::Status::Ran     ? "ok"
                   : result.status == interp::LaunchResult::Status::Faulted ? "fault"
                                                                            : "bad_input";
-    d["error"] = result.error;
-    if (!stepped) {
-      d["status"] = "write_back";
-      d["error"] = stepError;
-    }
+    d["error"] = stepped ? result.error : stepError;
     if (result.fault) {
       nb::dict f;
       f["kind"] = result.fault->kind;
@@ -203,22 +205,6 @@ private:
       f["element"] = result.fault->element;
       d["fault"] = f;
     }
-    d["plan_key"] = result.planKey;
-    d["plan_cached"] = result.planCached;
-    d["bytes_in"] = result.bytesIn;
-    nb::list regions;
-    for (const interp::RegionReport &r : result.regions) {
-      nb::dict rd;
-      rd["arguments"] = r.arguments;
-      rd["bytes"] = r.bytes;
-      rd["shadow"] = r.shadow;
-      regions.append(rd);
-    }
-    d["regions"] = regions;
-    nb::list pairs;
-    for (const interp::PairReport &p : result.pairs)
-      pairs.append(nb::make_tuple(p.a, p.b, p.overlap));
-    d["pairs"] = pairs;
     nb::list hazards;
     for (const interp::HazardReport &h : result.hazards) {
       nb::dict hd;

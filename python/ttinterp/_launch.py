@@ -192,6 +192,8 @@ class Launcher:
         self._check(result, options)
 
     def _check(self, result, options):
+        if result is None:
+            return  # ran, wrote back, nothing to report
         status = result["status"]
         if status == "fault":
             f = result["fault"]

@@ -253,6 +253,9 @@ std::string describeLocation(Location loc) {
 OwningOpRef<ModuleOp> parseTTIR(MLIRContext &ctx, StringRef text, StringRef bufferName,
                                 std::string &error) {
   error.clear();
+  // MLIR 19's parser crashes on some malformed text; see checkTTIRText.
+  if (!checkTTIRText(text, bufferName, error))
+    return nullptr;
   llvm::SourceMgr sourceMgr;
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       text.contains("llvm.intr.assume")

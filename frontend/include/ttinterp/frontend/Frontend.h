@@ -2,6 +2,8 @@
 //
 // Public API of ttinterp's front end (namespace ttinterp::frontend):
 //   * registerDialects / makeContext: every dialect real TTIR uses.
+//   * checkTTIRText: the lexical pre-check that keeps hostile text away from MLIR's
+//     parser (nesting depth, SSA scoping); parseTTIR runs it first.
 //   * parseTTIR / loadTTIRFile: parse + verify; on failure a null module and ONE message
 //     "FILE:LINE:COL: error: MESSAGE" (plus "FILE:LINE:COL: note: ..." lines) whose
 //     position is in the .ttir text itself. Nothing is printed to stderr. On success the
@@ -50,6 +52,26 @@ std::unique_ptr<mlir::MLIRContext> makeContext();
 /// On failure returns null and sets `error` (see the file comment for its form).
 mlir::OwningOpRef<mlir::ModuleOp> parseTTIR(mlir::MLIRContext &ctx, llvm::StringRef text,
                                             llvm::StringRef bufferName, std::string &error);
+
+/// Deepest nesting of brackets, braces and regions in the text that checkTTIRText lets
+/// through to MLIR: far above real TTIR (under 10), far below what overflows the parser's
+/// stack (see docs/reliability.md, "Untrusted TTIR").
+constexpr unsigned kMaxTTIRNesting = 256;
+/// The same with attribute and type aliases expanded, which the parser does not recurse
+/// through but printers and location walks do. Triton chains name locations (one link per
+/// field of each block pointer or tensor descriptor argument), so real TTIR reaches ~30.
+constexpr unsigned kMaxTTIRExpandedNesting = 1024;
+/// Most operators in one affine_map/affine_set (MLIR recurses once per operator).
+constexpr unsigned kMaxAffineOperators = 256;
+
+/// A lexical scan of TTIR text that rejects what MLIR 19's parser cannot survive: nesting
+/// deeper than kMaxTTIRNesting (kMaxTTIRExpandedNesting through aliases), long affine
+/// expressions, and an SSA value used where the
+/// definition MLIR would bind it to lies in a region that does not enclose the use (inside
+/// the using op's own region, in another function...), which corrupts MLIR's heap. On
+/// rejection returns false and sets `error` to one "FILE:LINE:COL: error: ..." line.
+/// parseTTIR calls it before MLIR sees the text.
+bool checkTTIRText(llvm::StringRef text, llvm::StringRef bufferName, std::string &error);
 
 /// Reads `path` and calls parseTTIR. An unreadable file gives
 /// "PATH: error: cannot read TTIR file: REASON".

@@ -182,3 +182,35 @@ def test_unknown_option_is_a_type_error():
     with pytest.raises(ValueError):
         with ttinterp.options(bounds="nowhere"):
             pass
+
+
+@triton.jit
+def atomic_total(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + i)))
+
+
+@triton.jit
+def atomic_then_plain_store(out_ptr):
+    if tl.program_id(0) == 0:
+        tl.atomic_add(out_ptr, 1.0)
+    else:
+        tl.store(out_ptr, 5.0)
+
+
+def test_atomics_on_one_address_are_not_hazards_among_themselves():
+    x = torch.ones(48)
+    out = torch.zeros(1)
+    with ttinterp.options(hazards="error"):
+        atomic_total[(3, )](x, out, BLOCK=16)
+    assert out.item() == 48.0
+
+
+def test_an_atomic_and_a_plain_store_of_another_program_race():
+    out = torch.zeros(1)
+    with ttinterp.options(hazards="error"):
+        with pytest.raises(ttinterp.HazardError) as info:
+            atomic_then_plain_store[(2, )](out)
+    h = info.value.hazards[0]
+    assert h.kind == "write-after-write"
+    assert (h.first_op, h.second_op) == ("tt.atomic_rmw", "tt.store")

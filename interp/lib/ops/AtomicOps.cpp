@@ -136,7 +136,7 @@ template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in
       r[i] = T(0); // undefined on the GPU (the predicated-off atom writes no register)
       continue;
     }
-    r[i] = atomicUpdate<D, K>(mem.translateForWrite(p[i], size), v[i]);
+    r[i] = atomicUpdate<D, K>(mem.translateForAtomic(p[i], size), v[i]);
   }
 }
 
@@ -157,7 +157,7 @@ template <DType D> void casKernel(Frame &f, const Instr &in) {
     B *addr = reinterpret_cast<B *>(mem.translate(p[i], size));
     if (__atomic_compare_exchange_n(addr, &expected, encode<D>(val[i]), /*weak=*/false,
                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-      mem.translateForWrite(p[i], size); // only a successful swap writes
+      mem.translateForAtomic(p[i], size); // only a successful swap writes
     r[i] = decode<D>(expected);          // the old contents either way
   }
 }

@@ -289,8 +289,14 @@ std::pair<int64_t, int64_t> relativeSpan(const ViewSpec &v) {
   return {lo, hi};
 }
 
-/// [lowest, highest] word the view names.
+bool empty(const ViewSpec &v) {
+  return std::any_of(v.shape.begin(), v.shape.end(), [](int64_t d) { return d == 0; });
+}
+
+/// [lowest, highest] word the view names ([offset, offset - 1] when it names none).
 std::pair<int64_t, int64_t> extentOf(const ViewSpec &v) {
+  if (empty(v))
+    return {v.offset, v.offset - 1};
   auto [lo, hi] = relativeSpan(v);
   return {v.offset + lo, v.offset + hi};
 }
@@ -311,6 +317,8 @@ std::vector<int64_t> wordsOf(const ViewSpec &v) {
 }
 
 bool extentsOverlap(const ViewSpec &x, const ViewSpec &y) {
+  if (empty(x) || empty(y))
+    return false;
   auto [xl, xh] = extentOf(x);
   auto [yl, yh] = extentOf(y);
   return xl <= yh && yl <= xh;
@@ -479,14 +487,15 @@ std::optional<ModelFault> runLaunches(const Case &c, std::vector<uint32_t> &word
     const LaunchSpec &s = c.launches[li];
     const size_t outIndex = s.views.size() - 1;
     for (const ViewSpec &v : s.views)
-      sessionExtents.push_back(extentOf(v));
+      if (!empty(v))
+        sessionExtents.push_back(extentOf(v));
     // Where each argument's lanes may go.
     std::vector<std::pair<int64_t, int64_t>> allowed;
     std::vector<std::pair<int64_t, int64_t>> regions = mergeOverlapping(sessionExtents);
     for (const ViewSpec &v : s.views) {
       auto e = extentOf(v);
-      if (c.bounds == BoundsMode::Argument) {
-        allowed.push_back(e);
+      if (c.bounds == BoundsMode::Argument || empty(v)) {
+        allowed.push_back(e); // an empty view allows nothing, whatever the bounds
         continue;
       }
       for (auto r : regions)
@@ -782,11 +791,12 @@ Case randomCase(Rng &r, int64_t launches, bool lastFaults) {
     c.launches[size_t(i)].stepAfter = r.percent(25);
   if (lastFaults) {
     // Cut one view of the last launch short: lanes past its end leave its extent, unless they
-    // land back inside it (a 2-D view, a zero stride) or no program reaches them.
+    // land back inside it (a 2-D view, a zero stride) or no program reaches them. Cut to no
+    // element at all, every active lane through it faults.
     LaunchSpec &s = c.launches.back();
     ViewSpec &v = s.views[size_t(r.range(0, int64_t(s.views.size()) - 1))];
     size_t d = size_t(r.range(0, int64_t(v.shape.size()) - 1));
-    v.shape[d] = r.range(1, v.shape[d] - 1);
+    v.shape[d] = r.percent(10) ? 0 : r.range(1, v.shape[d] - 1);
   }
   fillBuffer(r, c);
   return c;
@@ -1068,6 +1078,8 @@ TEST_CASE("memory model differential: a launch that faults out of bounds names t
     }
     if (c.launches.size() > 1 && faults)
       tally.add("faulted after pending writes");
+    if (faults && std::any_of(last.views.begin(), last.views.end(), empty))
+      tally.add("faulted through an empty view");
     if (faults && std::any_of(c.launches.begin(), c.launches.end(),
                               [](const LaunchSpec &s) { return s.stepAfter; }))
       tally.add("faulted after a step");
@@ -1078,5 +1090,6 @@ TEST_CASE("memory model differential: a launch that faults out of bounds names t
   CHECK(tally["faulted"] * 2 >= cases);
   CHECK(tally["faulted after pending writes"] * 5 >= cases);
   CHECK(tally["faulted after a step"] * 20 >= cases);
+  CHECK(tally["faulted through an empty view"] * 20 >= cases);
   CHECK(tally["bounds region"] * 5 >= cases);
 }

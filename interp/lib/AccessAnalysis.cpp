@@ -97,7 +97,10 @@ private:
       it->second.resize(unknown_ + 1);
     return it->second;
   }
-  bool merge(mlir::Value into, const llvm::BitVector &bits) {
+  // `bits` by value: callers pass at(v) of another value, a reference into roots_ that at(into)
+  // may invalidate by growing the map (a tt.call's operands merged into its callee's arguments
+  // read freed memory that way).
+  bool merge(mlir::Value into, llvm::BitVector bits) {
     llvm::BitVector &target = at(into);
     llvm::BitVector before = target;
     target |= bits;

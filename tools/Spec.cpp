@@ -1,6 +1,8 @@
 //===- Spec.cpp - Parsing and validating run specs --------------------------===//
 #include "Spec.h"
 
+#include "ttinterp/cuda/JsonLimits.h"
+
 #include "Elements.h"
 
 #include <fmt/format.h>
@@ -597,7 +599,11 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape) {
   int64_t s = 1;
   for (size_t k = shape.size(); k-- > 0;) {
     strides[k] = s;
-    s *= std::max<int64_t>(shape[k], 1);
+    // Saturates: a product past int64 can only come from a shape with a zero elsewhere (larger
+    // element counts are refused as buffers), where the strides of the outer dimensions are
+    // never used to reach an element.
+    if (__builtin_mul_overflow(s, std::max<int64_t>(shape[k], 1), &s))
+      s = std::numeric_limits<int64_t>::max();
   }
   return strides;
 }
@@ -623,6 +629,12 @@ std::optional<size_t> Spec::findBuffer(std::string_view name) const {
 
 std::optional<Spec> parseSpec(std::string_view text, const std::string &file,
                               const std::string &baseDir, std::string &error) {
+  if (jsonNestsDeeperThan(text)) {
+    error = fmt::format("{}: the JSON nests arrays and objects more than {} deep; a spec needs a "
+                        "few levels",
+                        file, kMaxJsonDepth);
+    return std::nullopt;
+  }
   Json root;
   try {
     root = Json::parse(text.begin(), text.end());

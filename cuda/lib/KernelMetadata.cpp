@@ -1,5 +1,6 @@
 //===- KernelMetadata.cpp - Reading Triton's {name}.json ------------------===//
 #include "ttinterp/cuda/KernelMetadata.h"
+#include "ttinterp/cuda/JsonLimits.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -159,6 +160,11 @@ std::optional<std::pair<int, int>> parseTritonVersion(std::string_view version) 
 
 bool parseKernelMetadata(std::string_view text, std::string_view source, KernelMetadata &out,
                          std::string &error) {
+  if (jsonNestsDeeperThan(text)) {
+    error = fmt::format("{}: the JSON nests arrays and objects more than {} deep", source,
+                        kMaxJsonDepth);
+    return false;
+  }
   json root = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) {
     error = fmt::format("{}: not valid JSON", source);

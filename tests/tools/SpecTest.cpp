@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <string>
 
@@ -330,4 +332,25 @@ TEST_CASE("a missing launches array is an error but buffers may be omitted") {
 TEST_CASE("contiguousStrides gives C order") {
   CHECK(contiguousStrides({2, 3, 4}) == std::vector<int64_t>{12, 4, 1});
   CHECK(contiguousStrides({}).empty());
+}
+
+TEST_CASE("deeply nested JSON is a spec error, not a stack overflow") {
+  // 90,000 nested arrays: nlohmann parses them, but copying or printing the value recurses once
+  // per level; the nesting limit refuses the text before any value is built.
+  std::string deep = R"({"a": )" + std::string(90000, '[') + std::string(90000, ']') + R"(, "b": 1})";
+  CHECK(specError(deep) ==
+        "spec.json: the JSON nests arrays and objects more than 256 deep; a spec needs a few levels");
+  // Deep but within the limit is judged by the spec's own rules (an unknown key here).
+  std::string fine = R"({"a": )" + std::string(200, '[') + std::string(200, ']') + R"(, "launches": []})";
+  CHECK(specError(fine).find("unknown key 'a'") != std::string::npos);
+}
+
+TEST_CASE("contiguous strides of a zero-element shape whose other sizes overflow int64") {
+  // [0, 2^62, 4]: the outer stride 2^62 * 4 does not fit; it saturates (no signed overflow) and
+  // reaches no element anyway.
+  std::vector<int64_t> s = contiguousStrides({0, int64_t(1) << 62, 4});
+  CHECK(s[2] == 1);
+  CHECK(s[1] == 4);
+  CHECK(s[0] == std::numeric_limits<int64_t>::max());
+  CHECK(contiguousStrides({2, 3, 4}) == std::vector<int64_t>{12, 4, 1});
 }

@@ -242,6 +242,30 @@ module {
   CHECK(a["e"] == Access::Write); // stored by @put, two calls down
 }
 
+TEST_CASE("a callee's argument is merged from the call's operand while the map grows") {
+  // Each call gives its callee's argument its first provenance entry, so the calls cross
+  // several of the provenance map's growth points: the merge must not hold the operand's
+  // entry across the insertion (ASan reported a heap-use-after-free there).
+  std::string callees, calls;
+  for (int i = 0; i < 200; ++i) {
+    std::vector<std::pair<std::string, std::string>> index = {{"$I", std::to_string(i)}};
+    callees += subst(R"(  tt.func private @put_$I(%p: !tt.ptr<f32>) {
+    %v = arith.constant 1.0 : f32
+    tt.store %p, %v : !tt.ptr<f32>
+    tt.return
+  }
+)",
+                     index);
+    calls += subst("    tt.call @put_$I(%x) : (!tt.ptr<f32>) -> ()\n", index);
+  }
+  auto a = analyze("#l = loc(\"k.py\":1:1)\nmodule {\n" + callees +
+                   "  tt.func public @k(%x: !tt.ptr<f32> loc(\"x\"(#l)), "
+                   "%y: !tt.ptr<f32> loc(\"y\"(#l))) {\n" +
+                   calls + "    tt.return\n  }\n}\n");
+  CHECK(a["x"] == Access::Write);
+  CHECK(a["y"] == Access::None);
+}
+
 TEST_CASE("block pointers: make_tensor_ptr then tt.load reads, tt.store writes") {
   auto a = analyze(R"(
 #l = loc("k.py":1:1)

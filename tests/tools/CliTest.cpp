@@ -83,6 +83,19 @@ TEST_CASE("hash and info on an example exit 0") {
                 "no function named 'nope'");
 }
 
+TEST_CASE("info on reduce_kernel with its library calls names every access") {
+  // tests/data/ttir/kernels.py: reduce_kernel loads x and stores the other three.
+  for (const char *version : {"3.5.1", "3.8.0", "3.9.0"}) {
+    CAPTURE(version);
+    CliResult info = runCli("info " + quote(sourcePath(std::string("tests/data/ttir/") + version +
+                                                       "/reduce_kernel.source.ttir")));
+    CHECK(info.status == 0);
+    CHECK(info.err.empty());
+    CHECK_CONTAINS(info.out, "reduce_kernel: x_ptr read, sum_ptr write, max_ptr write, "
+                             "argmax_ptr write");
+  }
+}
+
 TEST_CASE("hash ignores locations and SSA names") {
   TempDir dir;
   std::string a = dir.write("a.ttir", R"(#loc = loc("k.py":1:0)

@@ -55,8 +55,12 @@ void fillBuffer(const BufferSpec &b, uint8_t *data) {
         // u * span can round up to span when the span needs more than 53 bits.
         int64_t v = std::min(int64_t(b.low) + int64_t(k), int64_t(b.high) - 1);
         storeInteger(b.dtype, data + i * size, v);
-      } else {
+      } else if (std::isfinite(span)) {
         storeFloat(b.dtype, data + i * size, b.low + u * span);
+      } else {
+        // hi - lo overflows for f64 ranges wider than the largest double; this form
+        // stays between lo and hi.
+        storeFloat(b.dtype, data + i * size, b.low * (1 - u) + b.high * u);
       }
     }
     return;

@@ -154,6 +154,23 @@ TEST_CASE("arange converts indices to the dtype") {
   }
 }
 
+TEST_CASE("uniform f64 over a range wider than the largest double stays finite") {
+  // hi - lo = 2 * DBL_MAX overflows to inf; element i must still be about lo + u_i * (hi - lo)
+  // = DBL_MAX * (2 u_i - 1), with u_i as in "fill and uniform inits" (seed 0).
+  constexpr double kMax = std::numeric_limits<double>::max();
+  BufferSpec uni = buffer(DType::F64, 3, InitKind::Uniform);
+  uni.low = -kMax;
+  uni.high = kMax;
+  std::vector<double> reals(3);
+  fillBuffer(uni, reinterpret_cast<uint8_t *>(reals.data()));
+  const double u[3] = {0.8833108082136426, 0.43152799704850997, 0.026433771592597743};
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(std::isfinite(reals[i]));
+    CHECK(reals[i] == doctest::Approx(kMax * (2 * u[i] - 1)).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("fill and uniform inits") {
   BufferSpec fill = buffer(DType::I32, 3, InitKind::Fill);
   fill.fill.integer = -7;

@@ -8,12 +8,19 @@
 # checked with an import. Where that import fails (no system CUDA), the full wheel is installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-venv=$root/.venv
 torch_version=2.15.0
 
-if [[ ! -x $venv/bin/python ]]; then
-  python3 -m venv "$venv"
+# .venv is a link to a virtual environment kept per requirement set under the user's cache, so
+# every clone on this machine (CI's fresh ones too) shares one install of the same pins; a real
+# .venv folder made by hand is used as it is.
+if [[ ! -e $root/.venv ]]; then
+  key=$( (cat "$root/python/requirements-test.txt"; echo "torch==$torch_version") | sha256sum | cut -c1-12)
+  shared=${XDG_CACHE_HOME:-$HOME/.cache}/ttinterp/venv-$key
+  [[ -x $shared/bin/python ]] || { mkdir -p "$(dirname "$shared")"; python3 -m venv "$shared"; }
+  ln -sfn "$shared" "$root/.venv"
 fi
+venv=$root/.venv
+[[ -x $venv/bin/python ]] || python3 -m venv "$venv"
 py=$venv/bin/python
 pip=("$py" -m pip install -q --disable-pip-version-check --no-warn-conflicts)
 

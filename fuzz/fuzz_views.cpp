@@ -29,6 +29,7 @@
 #include "ttinterp/memory/Session.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -62,6 +63,9 @@ constexpr DType kCopyTypes[] = {DType::I8,  DType::I16, DType::I32,  DType::I64,
                                 DType::F8E5M2};
 constexpr DType kIntegerTypes[] = {DType::I8, DType::I16, DType::I32, DType::I64};
 constexpr int kBlocks[] = {1, 2, 4, 8, 16, 64};
+
+/// TTINTERP_FUZZ_VERBOSE=1 prints each case as it is decoded (to read a saved crash input).
+const bool verbose = std::getenv("TTINTERP_FUZZ_VERBOSE") != nullptr;
 
 std::string ttirOf(const Template &t) {
   std::string T(name(t.dtype));
@@ -235,6 +239,22 @@ struct LaunchCase {
   std::vector<View> views;
 };
 
+/// The bits a loaded element has when stored again. Narrow floats pass through a float
+/// (docs/semantics.md, "Values and rounding"): an f16 or bf16 NaN keeps its sign and payload
+/// but comes out quiet; an fp8 NaN becomes the canonical 0x7F. Everything else is exact.
+uint64_t throughComputeRepresentation(DType dtype, uint64_t bits) {
+  switch (dtype) {
+  case DType::F16:
+    return (bits & 0x7c00) == 0x7c00 && (bits & 0x3ff) ? bits | 0x200 : bits;
+  case DType::BF16:
+    return (bits & 0x7f80) == 0x7f80 && (bits & 0x7f) ? bits | 0x40 : bits;
+  case DType::F8E5M2:
+    return (bits & 0x7c) == 0x7c && (bits & 0x3) ? 0x7f : bits;
+  default:
+    return bits;
+  }
+}
+
 /// The independent model: caller-visible memory as sequential semantics leave it.
 class Model {
 public:
@@ -290,7 +310,11 @@ public:
       std::vector<uint64_t> x, y;
       switch (c.t.kind) {
       case Kind::Copy:
-        if (!load(0, x) || !store(1, x, false))
+        if (!load(0, x))
+          return pid;
+        for (uint64_t &v : x)
+          v = throughComputeRepresentation(c.t.dtype, v);
+        if (!store(1, x, false))
           return pid;
         break;
       case Kind::Add:
@@ -352,11 +376,21 @@ void expectCaller(const fuzz::HostBuffer &buffer, const std::vector<uint8_t> &ex
     size_t at = 0;
     while (at < expected.size() && buffer.data()[at] == expected[at])
       ++at;
+    if (verbose)
+      for (size_t i = at & ~size_t(15); i < std::min(expected.size(), (at & ~size_t(15)) + 32); ++i)
+        std::fprintf(stderr, "  byte %zu: caller %02x, expected %02x%s\n", i, buffer.data()[i],
+                     expected[i], buffer.data()[i] == expected[i] ? "" : "  <--");
     fuzz::invariantBroken(when, fmt::format("(first differing byte {})", at).c_str());
   }
 }
 
 } // namespace
+
+static std::string t2s(const Template &t) {
+  static const char *kinds[] = {"copy", "add", "atomic add"};
+  return fmt::format("{} {} block {} unit-indexed mask {}", kinds[int(t.kind)], name(t.dtype),
+                     t.block, t.unit);
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz::ByteReader in(data, size);
@@ -400,6 +434,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       }
     }
 
+    if (verbose) {
+      std::fprintf(stderr, "launch %d: %s grid %lld n %lld strides [%s]; %s bounds%s\n", l,
+                   t2s(c.t).c_str(), (long long)c.grid[0], (long long)c.n,
+                   fmt::format("{}", fmt::join(c.strides, ", ")).c_str(),
+                   options.bounds == BoundsMode::Region ? "region" : "argument",
+                   options.inPlace ? ", in place" : "");
+      for (const View &v : c.views)
+        std::fprintf(stderr, "  view at +%llu: %s\n",
+                     (unsigned long long)(v.address - buffer.address()), v.describe().c_str());
+    }
     for (size_t a = 0; a < c.views.size(); ++a)
       for (size_t b = a + 1; b < c.views.size(); ++b)
         checkOverlap(c.views[a], c.views[b]);
@@ -458,6 +502,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bool collided = false;
     std::optional<int64_t> expectedFault = model.run(c, windows, collided);
     valuesKnown &= !collided;
+    if (verbose)
+      std::fprintf(stderr, "  ttinterp: %s; model: %s%s\n",
+                   fault ? (fault->kind + " in program " + std::to_string(fault->program[0]) +
+                            ": " + fault->message)
+                               .c_str()
+                         : "no fault",
+                   expectedFault ? ("fault in program " + std::to_string(*expectedFault)).c_str()
+                                 : "no fault",
+                   collided ? " (a store wrote a byte twice)" : "");
     if (fault.has_value() != expectedFault.has_value())
       fuzz::invariantBroken(fault ? "ttinterp faulted where the model does not:"
                                   : "the model faults where ttinterp does not",
@@ -481,7 +534,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
 
     // Between launches: nothing, a partial sync, or a step.
-    switch (in.below(4)) {
+    unsigned between = in.below(4);
+    if (verbose && (between == 1 || between == 2))
+      std::fprintf(stderr, "  then %s\n", between == 1 ? "a sync" : "a step");
+    switch (between) {
     case 1: {
       uint64_t lo = buffer.address() + in.below(uint32_t(bufferBytes));
       uint64_t hi = lo + in.below(uint32_t(buffer.address() + bufferBytes - lo) + 1);

@@ -57,8 +57,12 @@ for t in "${targets[@]}"; do
   echo "fuzz: $t for ${seconds}s"
   status=0
   # -timeout: one input running this long is a finding (a hang), generous for a busy machine.
+  # fuzz/regressions/<target>: inputs that once failed (read, never written to).
+  regressions=()
+  [[ -d $root/fuzz/regressions/$t ]] && regressions=("$root/fuzz/regressions/$t")
   "$binary" "${dict[@]}" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=2560 \
-    -print_final_stats=1 -artifact_prefix="$artifacts/" "$work" >"$log" 2>&1 || status=$?
+    -print_final_stats=1 -artifact_prefix="$artifacts/" "$work" "${regressions[@]}" >"$log" 2>&1 ||
+    status=$?
   summary=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   echo "  ${summary:-no progress line}; executions ${execs:-?}"

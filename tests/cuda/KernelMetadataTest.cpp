@@ -47,6 +47,16 @@ std::string parseError(const std::string &text) {
 
 } // namespace
 
+TEST_CASE("metadata nested past the depth limit is refused, not a stack overflow") {
+  // The message for a wrong-typed field dump()s it, and dump() recursed once per level:
+  // 200,000 levels overflowed the stack (ASan: SEGV in the serializer).
+  CHECK(parseError(R"({"name": )" + std::string(200000, '[') + std::string(200000, ']') + "}") ==
+        "k.json: the JSON nests arrays and objects more than 256 deep");
+  // 256 levels (the root object and 255 arrays) are within the limit.
+  CHECK(parseError(R"({"name": )" + std::string(255, '[') + std::string(255, ']') + "}")
+            .find("k.json: field 'name' must be a string, got [[[") == 0);
+}
+
 TEST_CASE("metadata: every example's Triton 3.8 JSON") {
   std::vector<std::string> names = exampleNames();
   CHECK(names.size() == kExamples.size());

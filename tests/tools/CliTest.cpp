@@ -168,6 +168,11 @@ TEST_CASE("spec errors exit 2 and name the JSON path") {
   SUBCASE("malformed JSON") {
     checkBadInput(run("{\"launches\": [}"), "invalid JSON at byte 14 (line 1, column 15)");
   }
+  SUBCASE("JSON nested 90,000 levels deep") {
+    checkBadInput(
+        run(R"({"a": )" + std::string(90000, '[') + std::string(90000, ']') + R"(, "b": 1})"),
+        "spec.json: the JSON nests arrays and objects more than 256 deep");
+  }
   SUBCASE("unknown buffer, with a report") {
     std::string report = dir / "report.json";
     CliResult r = run(R"({"launches": [{"kernel": "tiny.ttir", "grid": [1],

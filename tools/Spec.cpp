@@ -374,19 +374,21 @@ std::optional<size_t> bufferRef(const Spec &spec, const Json &j, const std::stri
 /// Checks that every element of the view lies inside its buffer's own bytes.
 void checkViewInside(const Spec &spec, const ArgSpec &a) {
   const BufferSpec &b = spec.buffers[a.buffer];
-  __int128 lo = a.offset, hi = a.offset;
-  bool empty = false;
-  for (size_t k = 0; k < a.shape.size(); ++k) {
-    if (a.shape[k] == 0)
-      empty = true;
-    __int128 span = __int128(a.shape[k] - 1) * a.strides[k];
-    (span < 0 ? lo : hi) += span;
-  }
-  if (empty) {
+  // An empty view reaches no element, and its spans are not summed: after a zero any number
+  // of sizes near 2^63 may follow, with strides saturated at 2^63 - 1 (contiguousStrides),
+  // and three such spans overflow 128 bits.
+  if (std::find(a.shape.begin(), a.shape.end(), 0) != a.shape.end()) {
     if (a.offset < 0 || a.offset > b.numElements)
       fail(a.path, fmt::format("offset {} is outside buffer '{}' ({} elements)", a.offset, b.name,
                                b.numElements));
     return;
+  }
+  // The element count fits in int64, so at most 63 sizes exceed 1, each spanning less than
+  // 2^63 elements times a stride below 2^63: the sums stay inside 128 bits.
+  __int128 lo = a.offset, hi = a.offset;
+  for (size_t k = 0; k < a.shape.size(); ++k) {
+    __int128 span = __int128(a.shape[k] - 1) * a.strides[k];
+    (span < 0 ? lo : hi) += span;
   }
   if (lo < 0 || hi >= b.numElements)
     fail(a.path, fmt::format("view reaches elements [{}, {}] but buffer '{}' has elements "

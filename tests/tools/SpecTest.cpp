@@ -345,6 +345,19 @@ TEST_CASE("deeply nested JSON is a spec error, not a stack overflow") {
   CHECK(specError(fine).find("unknown key 'a'") != std::string::npos);
 }
 
+TEST_CASE("an empty view with sizes near 2^63 after its zero is checked without overflow") {
+  // [0, M, M, M, M] with M = 2^63 - 1: contiguous strides [M, M, M, M, 1] (saturated), so
+  // three dimensions each span about 2^126 elements; summing them overflowed __int128
+  // (UBSan). An empty view reaches no element: only its offset is checked.
+  const std::string sizes = "[0, 9223372036854775807, 9223372036854775807, "
+                            "9223372036854775807, 9223372036854775807]";
+  Spec spec = parsed(withArgs(R"({"view": "x", "offset": 8, "shape": )" + sizes + "}"));
+  CHECK(spec.launches[0].args[0].offset == 8);
+  CHECK(spec.launches[0].args[0].shape.size() == 5);
+  CHECK(specError(withArgs(R"({"view": "x", "offset": 9, "shape": )" + sizes + "}")) ==
+        "spec.json: launches[0].args[0]: offset 9 is outside buffer 'x' (8 elements)");
+}
+
 TEST_CASE("contiguous strides of a zero-element shape whose other sizes overflow int64") {
   // [0, 2^62, 4]: the outer stride 2^62 * 4 does not fit; it saturates (no signed overflow) and
   // reaches no element anyway.

@@ -71,9 +71,9 @@ private:
   /// dictionary, which never holds SSA names and so never matters).
   struct Frame {
     char open;
-    /// For '(' right after a block name: the SSA names inside, classified at ')'.
-    bool caretGroup = false;
-    size_t caretNamesStart = 0;
+    /// For '(' right after a block name: a label's arguments (definitions, as MLIR adds
+    /// each one as soon as it is parsed) or a branch's operands (uses).
+    enum class Caret { None, Label, Successor } caret = Caret::None;
     /// For '{': its scope.
     int scope = -1;
   };
@@ -112,6 +112,9 @@ private:
   bool onPercent(size_t pos, size_t end);
   bool applyRegionArguments();
 
+  bool onCaret(size_t pos, size_t &end);
+  bool step(size_t i, size_t &end);
+
   // Nesting.
   bool pushFrame(Frame frame, size_t pos);
   void popFrameFor(char close);
@@ -126,6 +129,8 @@ private:
   std::string message;
 
   std::vector<Frame> frames;
+  /// The token before the current one (spaces and comments skipped).
+  StringRef previousToken;
   /// Every scope ever opened: its parent and depth (scope 0 is the top level).
   std::vector<int> scopeParent{-1};
   std::vector<int> scopeDepth{0};
@@ -144,7 +149,6 @@ private:
   std::vector<Name> pendingArguments;
   int argumentsOwner = -1;
   int argumentsCandidate = -1;
-  std::vector<Name> caretNames;
 
   /// A run of `%a, %b, ... =` found by looking ahead, so that a long operand list is
   /// classified once.
@@ -330,10 +334,10 @@ bool TextChecker::onPercent(size_t pos, size_t end) {
   if (argumentsCandidate >= 0 && !applyRegionArguments())
     return false;
   StringRef name = text.slice(pos, end);
-  if (!frames.empty() && frames.back().caretGroup) {
-    caretNames.push_back({name, pos});
-    return true;
-  }
+  if (!frames.empty() && frames.back().caret == Frame::Caret::Label)
+    return define(name, pos, currentScope());
+  if (!frames.empty() && frames.back().caret == Frame::Caret::Successor)
+    return use(name, pos);
 
   if (pos >= listEnd) {
     // Look ahead over `%a, %b:2, %c#1 ...` to what follows the run.
@@ -481,13 +485,112 @@ void TextChecker::finishAliasDefinition() {
   definingAlias = StringRef();
 }
 
+bool TextChecker::onCaret(size_t pos, size_t &end) {
+  end = nameEnd(pos);
+  if (end == pos + 1)
+    return true;
+  if (argumentsCandidate >= 0 && !applyRegionArguments())
+    return false;
+  // MLIR parses a block label where an op could start, and a successor inside a branch op:
+  // after `cf.br`, `,` (cf.cond_br), `:` or `[` (cf.switch, generic form), `to`/`unwind`
+  // (llvm.invoke). Anything else is taken for a label (a label taken for a successor
+  // would let its arguments bind forward references unchecked).
+  bool successor = previousToken == "," || previousToken == "[" || previousToken == ":" ||
+                   previousToken == "cf.br" || previousToken == "llvm.br" ||
+                   previousToken == "to" || previousToken == "unwind";
+  // A label ends the previous op of its region.
+  if (!successor && (frames.empty() || frames.back().open == '{') &&
+      !commitResults(currentScope()))
+    return false;
+  size_t next = skipSpace(end);
+  if (next < text.size() && text[next] == '(') {
+    Frame frame{'('};
+    frame.caret = successor ? Frame::Caret::Successor : Frame::Caret::Label;
+    if (!pushFrame(frame, next))
+      return false;
+    end = next + 1;
+  }
+  return true;
+}
+
+/// One token at `i` (not a space or a comment); returns false on rejection, else sets
+/// `end` past the token.
+bool TextChecker::step(size_t i, size_t &end) {
+  size_t n = text.size();
+  char c = text[i];
+  end = i + 1;
+  switch (c) {
+  case '"':
+    while (end < n && text[end] != '"' && text[end] != '\n')
+      end += text[end] == '\\' ? 2 : 1;
+    end = std::min(end + 1, n);
+    return true;
+  case '%':
+    end = nameEnd(i);
+    if (end == i + 1)
+      return true;
+    return onPercent(i, end);
+  case '^':
+    return onCaret(i, end);
+  case '#':
+  case '!':
+    while (end < n && isIdChar(text[end]))
+      ++end;
+    return onAlias(i, end);
+  case '(':
+  case '[':
+  case '{':
+  case '<':
+    return pushFrame(Frame{c}, i);
+  case ')':
+  case ']':
+  case '}':
+  case '>':
+    popFrameFor(c);
+    return message.empty();
+  case '-':
+    if (end < n && text[end] == '>') {
+      ++end;
+      return true;
+    }
+    [[fallthrough]];
+  case '+':
+  case '*':
+    if (affineFrames && ++affineOperators > kMaxAffineOperators)
+      return fail(i, tooManyAffineOperators());
+    return true;
+  default:
+    break;
+  }
+  if (llvm::isAlpha(c) || c == '_') {
+    while (end < n &&
+           (llvm::isAlnum(text[end]) || text[end] == '_' || text[end] == '$' || text[end] == '.'))
+      ++end;
+    StringRef word = text.slice(i, end);
+    if (affineFrames && (word == "floordiv" || word == "ceildiv" || word == "mod") &&
+        ++affineOperators > kMaxAffineOperators)
+      return fail(i, tooManyAffineOperators());
+    if ((word == "affine_map" || word == "affine_set") && end < n && text[end] == '<' &&
+        !affineFrames) {
+      if (!pushFrame(Frame{'<'}, end))
+        return false;
+      affineFrames = frames.size();
+      affineOperators = 0;
+      ++end;
+    }
+    return true;
+  }
+  if (llvm::isDigit(c)) {
+    // Numbers, and shapes such as 4x8xf32.
+    while (end < n && (llvm::isAlnum(text[end]) || text[end] == '_' || text[end] == '.'))
+      ++end;
+  }
+  return true;
+}
+
 bool TextChecker::run(std::string &error) {
   size_t n = text.size();
   size_t i = 0;
-  auto failed = [&]() {
-    error = message;
-    return false;
-  };
   while (i < n) {
     char c = text[i];
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
@@ -504,137 +607,13 @@ bool TextChecker::run(std::string &error) {
         finishAliasDefinition();
       aliasValueBegun = true;
     }
-    switch (c) {
-    case '"': {
-      ++i;
-      while (i < n && text[i] != '"' && text[i] != '\n')
-        i += text[i] == '\\' ? 2 : 1;
-      if (i < n && text[i] == '"')
-        ++i;
-      continue;
+    size_t end = i + 1;
+    if (!step(i, end)) {
+      error = message;
+      return false;
     }
-    case '%': {
-      size_t end = nameEnd(i);
-      if (end > i + 1 && !onPercent(i, end))
-        return failed();
-      i = end > i + 1 ? end : i + 1;
-      continue;
-    }
-    case '^': {
-      size_t end = nameEnd(i);
-      if (end == i + 1) {
-        ++i;
-        continue;
-      }
-      if (argumentsCandidate >= 0 && !applyRegionArguments())
-        return failed();
-      // A block label (or a successor) directly in a region: the previous op is over.
-      bool direct = frames.empty() || frames.back().open == '{';
-      if (direct && !commitResults(currentScope()))
-        return failed();
-      i = end;
-      size_t next = skipSpace(i);
-      if (next < n && text[next] == '(') {
-        Frame frame{'('};
-        frame.caretGroup = true;
-        frame.caretNamesStart = caretNames.size();
-        if (!pushFrame(frame, next))
-          return failed();
-        i = next + 1;
-      }
-      continue;
-    }
-    case '#':
-    case '!': {
-      size_t end = i + 1;
-      while (end < n && isIdChar(text[end]))
-        ++end;
-      if (!onAlias(i, end))
-        return failed();
-      i = end > i + 1 ? end : i + 1;
-      continue;
-    }
-    case '(':
-    case '[':
-    case '{':
-    case '<':
-      if (!pushFrame(Frame{c}, i))
-        return failed();
-      ++i;
-      continue;
-    case ')': {
-      if (!frames.empty() && frames.back().caretGroup) {
-        Frame frame = frames.back();
-        frames.pop_back();
-        size_t after = skipSpace(i + 1);
-        bool blockArguments = after < n && text[after] == ':';
-        for (size_t k = frame.caretNamesStart; k < caretNames.size(); ++k) {
-          bool ok = blockArguments
-                        ? define(caretNames[k].name, caretNames[k].pos, currentScope())
-                        : use(caretNames[k].name, caretNames[k].pos);
-          if (!ok)
-            return failed();
-        }
-        caretNames.resize(frame.caretNamesStart);
-        ++i;
-        continue;
-      }
-      [[fallthrough]];
-    }
-    case ']':
-    case '}':
-    case '>':
-      popFrameFor(c);
-      if (!message.empty())
-        return failed();
-      ++i;
-      continue;
-    case '-':
-      if (i + 1 < n && text[i + 1] == '>') {
-        i += 2;
-        continue;
-      }
-      [[fallthrough]];
-    case '+':
-    case '*':
-      if (affineFrames && ++affineOperators > kMaxAffineOperators) {
-        fail(i, tooManyAffineOperators());
-        return failed();
-      }
-      ++i;
-      continue;
-    default:
-      break;
-    }
-    if (llvm::isAlpha(c) || c == '_') {
-      size_t end = i + 1;
-      while (end < n && (llvm::isAlnum(text[end]) || text[end] == '_' || text[end] == '$' ||
-                         text[end] == '.'))
-        ++end;
-      StringRef word = text.slice(i, end);
-      if (affineFrames && (word == "floordiv" || word == "ceildiv" || word == "mod") &&
-          ++affineOperators > kMaxAffineOperators) {
-        fail(i, tooManyAffineOperators());
-        return failed();
-      }
-      if ((word == "affine_map" || word == "affine_set") && end < n && text[end] == '<' &&
-          !affineFrames) {
-        if (!pushFrame(Frame{'<'}, end))
-          return failed();
-        affineFrames = frames.size();
-        affineOperators = 0;
-        ++end;
-      }
-      i = end;
-      continue;
-    }
-    if (llvm::isDigit(c)) {
-      // Numbers, and shapes such as 4x8xf32.
-      while (i < n && (llvm::isAlnum(text[i]) || text[i] == '_' || text[i] == '.'))
-        ++i;
-      continue;
-    }
-    ++i;
+    previousToken = text.slice(i, end);
+    i = end;
   }
   if (!definingAlias.empty())
     finishAliasDefinition();
@@ -643,16 +622,22 @@ bool TextChecker::run(std::string &error) {
     if (known != aliasDepth.end() && use.first + known->second > kMaxTTIRExpandedNesting) {
       fail(use.second, "nesting deeper than " + std::to_string(kMaxTTIRExpandedNesting) +
                            " levels once alias '" + name.str() + "' is expanded");
-      return failed();
+      error = message;
+      return false;
     }
   }
-  // Unclosed scopes still define their last op's results (resolving forward references).
+  // Unclosed scopes still define their last op's results (resolving forward references),
+  // as MLIR does for each op it completes before failing.
   while (openScopes.size() > 1) {
-    if (!closeScope(openScopes.back()))
-      return failed();
+    if (!closeScope(openScopes.back())) {
+      error = message;
+      return false;
+    }
   }
-  if (!commitResults(0))
-    return failed();
+  if (!commitResults(0)) {
+    error = message;
+    return false;
+  }
   return true;
 }
 

@@ -316,6 +316,38 @@ TEST_CASE("a block's forward reference bound to a value inside a later op's regi
   CHECK(startsWith(error, "bad.ttir:5:21: error: '%v' is used here but defined at 9:7"));
 }
 
+TEST_CASE("a block argument binding an outer forward reference, then a truncated label") {
+  // Found by mutating a sample: MLIR defines each block argument as soon as it has parsed
+  // it, binding the module-level %a to the reduce region's argument; the label then fails
+  // to parse and the region is freed under the module-level op.
+  std::string error = errorOf(R"(module {
+  %6 = arith.muli %a, %a : i32
+  tt.func public @k(%x: tensor<4xi32>) {
+    %2 = "tt.reduce"(%x) <{axis = 0 : i32}> ({
+    ^bb0(%a: i32, %b: i32 loc(callsite(
+)");
+  CHECK(error == "bad.ttir:2:19: error: '%a' is used here but defined at 5:10, in a region "
+                 "that does not enclose this use");
+}
+
+TEST_CASE("a block label with arguments but no colon binds them all the same") {
+  // MLIR has bound %v to the label's argument before it finds the ':' missing.
+  std::string error = errorOf(R"(module {
+  tt.func public @k(%x: i32, %c: i1) {
+    scf.if %c {
+      %u = arith.addi %v, %v : i32
+    }
+    scf.execute_region {
+    ^bb0(%v: i32)
+      scf.yield
+    }
+    tt.return
+  }
+}
+)");
+  CHECK(startsWith(error, "bad.ttir:4:23: error: '%v' is used here but defined at 7:10"));
+}
+
 TEST_CASE("an op's result used inside its own region is MLIR's error, not a crash") {
   // The check lets this through (the result is defined in the enclosing region, after
   // the op); MLIR binds the use to it and reports it, with a note.

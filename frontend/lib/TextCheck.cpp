@@ -14,9 +14,11 @@
 // isolated name scope, so tt.func bodies are nested scopes too); a name that is not
 // visible at a use becomes a forward reference, resolved by its next definition in the
 // text; results are defined after their op (regions included), region arguments when
-// their region opens, block arguments at their label. Only a resolution whose definition
-// lies in a region that does not enclose every use is rejected; that is never valid IR,
-// as MLIR requires a value's region to enclose its uses.
+// their region opens, block arguments one by one as their label is read. Only a resolution
+// whose definition lies in a region that does not enclose every use is rejected; that is
+// never valid IR, as MLIR requires a value's region to enclose its uses. What it lets
+// through binds only within enclosing regions, and MLIR drops a region's uses before it
+// frees the region's definitions, so a later parse failure leaves nothing dangling.
 //
 //===----------------------------------------------------------------------===//
 

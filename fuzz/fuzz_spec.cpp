@@ -91,7 +91,7 @@ void checkOneLine(const std::string &error, const char *stage) {
   if (error.empty())
     fuzz::invariantBroken(stage, "failed without a message");
   if (error.find('\n') != std::string::npos)
-    fuzz::invariantBroken(stage, "gave an error of several lines");
+    fuzz::invariantBroken(stage, ("gave an error of several lines:\n" + error).c_str());
 }
 
 bool runnable(const Spec &spec) {

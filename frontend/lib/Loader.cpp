@@ -22,8 +22,10 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
@@ -170,6 +172,61 @@ std::string rewriteAssumes(StringRef text) {
   return out;
 }
 
+/// Fails at the tt.call that makes a chain of calls deeper than kMaxTTIRCallDepth: the
+/// structural hash and the interpreter's lowering recurse once per call level, and a chain
+/// of thousands of functions (each calling the next) overflowed their stack. Recursion
+/// (a call back into a function still on the chain) is not followed; they handle it.
+LogicalResult checkCallDepth(ModuleOp module) {
+  struct Visit {
+    Operation *function;
+    SmallVector<std::pair<Operation *, Operation *>> calls; // (call, callee)
+    size_t next = 0;
+    unsigned depth = 1;
+  };
+  llvm::DenseMap<Operation *, unsigned> depthOf; // finished functions
+  llvm::DenseSet<Operation *> onChain;
+  auto visit = [&](Operation *function) {
+    Visit v{function, {}};
+    function->walk([&](triton::CallOp call) {
+      v.calls.emplace_back(call, SymbolTable::lookupNearestSymbolFrom(call, call.getCalleeAttr()));
+    });
+    onChain.insert(function);
+    return v;
+  };
+  auto tooDeep = [](Operation *call) {
+    return emitError(call->getLoc()) << "calls nest deeper than " << kMaxTTIRCallDepth
+                                     << " functions (through tt.call); TTIR needs far fewer";
+  };
+  for (Operation &top : module.getBody()->getOperations()) {
+    if (!llvm::isa<FunctionOpInterface>(top) || depthOf.count(&top))
+      continue;
+    std::vector<Visit> chain;
+    chain.push_back(visit(&top));
+    while (!chain.empty()) {
+      Visit &current = chain.back();
+      if (current.next < current.calls.size()) {
+        auto [call, callee] = current.calls[current.next++];
+        if (!callee || onChain.count(callee))
+          continue;
+        auto known = depthOf.find(callee);
+        if (known == depthOf.end()) {
+          --current.next; // revisited once the callee is done
+          chain.push_back(visit(callee));
+          continue;
+        }
+        current.depth = std::max(current.depth, known->second + 1);
+        if (current.depth > kMaxTTIRCallDepth)
+          return tooDeep(call);
+        continue;
+      }
+      depthOf[current.function] = current.depth;
+      onChain.erase(current.function);
+      chain.pop_back();
+    }
+  }
+  return success();
+}
+
 OwningOpRef<ModuleOp> parseFromSourceMgr(MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
                                          StringRef bufferName, std::string &error) {
   FirstErrorCollector errors(ctx, bufferName);
@@ -202,6 +259,8 @@ OwningOpRef<ModuleOp> parseFromSourceMgr(MLIRContext &ctx, llvm::SourceMgr &sour
     op->setLoc(textLoc);
   });
   LogicalResult verified = verify(*module);
+  if (succeeded(verified))
+    verified = checkCallDepth(*module);
   for (auto &[op, loc] : original)
     op->setLoc(loc);
 

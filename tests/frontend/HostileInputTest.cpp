@@ -416,6 +416,79 @@ TEST_CASE("region and block arguments may reuse names across regions and functio
   CHECK_MESSAGE(p.module, p.error);
 }
 
+//===----------------------------------------------------------------------===//
+// Chains of tt.call: the structural hash and the lowering recurse once per level
+//===----------------------------------------------------------------------===//
+
+/// A module where @k calls @f0, and each @fI calls @fI+1 up to @f{depth-1}. Function
+/// @fI opens on line 2 + 4 I, its call is on line 3 + 4 I at column 10.
+std::string callChain(size_t depth) {
+  std::string text = "module {\n";
+  for (size_t i = 0; i < depth; ++i) {
+    text += "  tt.func private @f" + std::to_string(i) + "(%x: i32) -> i32 {\n";
+    if (i + 1 < depth)
+      text += "    %r = tt.call @f" + std::to_string(i + 1) + "(%x) : (i32) -> i32\n"
+              "    tt.return %r : i32\n";
+    else
+      text += "    %r = arith.addi %x, %x : i32\n    tt.return %r : i32\n";
+    text += "  }\n";
+  }
+  return text + "  tt.func public @k(%p: !tt.ptr<i32>) {\n"
+                "    %c = arith.constant 1 : i32\n"
+                "    %r = tt.call @f0(%c) : (i32) -> i32\n"
+                "    tt.store %p, %r : !tt.ptr<i32>\n"
+                "    tt.return\n  }\n}\n";
+}
+
+/// The error line for a call chain `depth` deep (a verification error, so a note with the
+/// op's own location follows it).
+std::string callChainError(size_t depth) {
+  Parsed p = parse(callChain(depth), "bad.ttir");
+  CHECK_MESSAGE(!p.module, "expected an error");
+  return p.error.substr(0, p.error.find('\n'));
+}
+
+TEST_CASE("a chain of 3,000 functions calling one another is rejected at its 257th level") {
+  // Without the limit, hashing or lowering this chain overflowed the stack. Depths are
+  // counted from the leaf: @f2999 is 1 deep, @fI is 3000 - I deep, so @f2743 is the first
+  // deeper than 256 and its call (line 3 + 4 * 2743 = 10975) is reported.
+  std::string error = callChainError(3000);
+  CHECK(startsWith(error, "bad.ttir:10975:10: error: calls nest deeper than 256 functions"));
+}
+
+TEST_CASE("a chain of 255 functions under @k loads and hashes on a 1 MiB stack") {
+  // @f0 is 255 deep, @k 256: exactly the limit.
+  std::string text = callChain(255);
+  std::string hash, error;
+  onStackOf(kSmallStack, [&] {
+    Parsed p = parse(text);
+    if (auto fn = p.module ? findFunction(*p.module, "k", error) : nullptr)
+      hash = structuralHash(fn);
+    else
+      error += p.error;
+  });
+  CHECK_MESSAGE(hash.size() == 64, error);
+  error = callChainError(256);
+  CHECK(error.find("calls nest deeper than 256 functions") != std::string::npos);
+}
+
+TEST_CASE("a function calling itself is not a chain: recursion loads") {
+  Parsed p = parse(R"(module {
+  tt.func private @f(%x: i32) -> i32 {
+    %r = tt.call @f(%x) : (i32) -> i32
+    tt.return %r : i32
+  }
+  tt.func public @k(%p: !tt.ptr<i32>) {
+    %c = arith.constant 1 : i32
+    %r = tt.call @f(%c) : (i32) -> i32
+    tt.store %p, %r : !tt.ptr<i32>
+    tt.return
+  }
+}
+)");
+  CHECK_MESSAGE(p.module, p.error);
+}
+
 TEST_CASE("checkTTIRText accepts every sample and example as it is on disk") {
   std::vector<std::string> files;
   fs::path root(TTINTERP_SOURCE_DIR);

@@ -6,7 +6,8 @@
 //     parser (nesting depth, SSA scoping); parseTTIR runs it first.
 //   * parseTTIR / loadTTIRFile: parse + verify; on failure a null module and ONE message
 //     "FILE:LINE:COL: error: MESSAGE" (plus "FILE:LINE:COL: note: ..." lines) whose
-//     position is in the .ttir text itself. Nothing is printed to stderr. On success the
+//     position is in the .ttir text itself (chains of tt.call deeper than
+//     kMaxTTIRCallDepth are refused too). Nothing is printed to stderr. On success the
 //     ops keep their original (Python source) locations, and legacy spellings have been
 //     normalised (3.3 tt.experimental_descriptor_* -> tt.descriptor_*, 3.9 `cachePolicy`
 //     -> `cache`/`evict`).
@@ -63,6 +64,9 @@ constexpr unsigned kMaxTTIRNesting = 256;
 constexpr unsigned kMaxTTIRExpandedNesting = 1024;
 /// Most operators in one affine_map/affine_set (MLIR recurses once per operator).
 constexpr unsigned kMaxAffineOperators = 256;
+/// Longest chain of tt.call (f calls g calls h ...) parseTTIR accepts: the structural hash
+/// and the interpreter's lowering recurse once per level. Real TTIR is mostly inlined.
+constexpr unsigned kMaxTTIRCallDepth = 256;
 
 /// A lexical scan of TTIR text that rejects what MLIR 19's parser cannot survive: nesting
 /// deeper than kMaxTTIRNesting (kMaxTTIRExpandedNesting through aliases), long affine

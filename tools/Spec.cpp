@@ -36,6 +36,27 @@ struct SpecError {
   throw SpecError{path, std::move(message)};
 }
 
+/// `message` on one line: messages quote names taken from the spec (keys, buffer names,
+/// dtypes), which may hold any character, and the CLI promises one-line errors.
+std::string oneLine(const std::string &message) {
+  std::string out;
+  out.reserve(message.size());
+  for (char c : message) {
+    auto byte = static_cast<unsigned char>(c);
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (byte < 0x20 || byte == 0x7f)
+      out += fmt::format("\\x{:02x}", byte);
+    else
+      out += c;
+  }
+  return out;
+}
+
 bool plainKey(std::string_view key) {
   if (key.empty())
     return false;
@@ -672,8 +693,8 @@ std::optional<Spec> parseSpec(std::string_view text, const std::string &file,
     for (size_t i = 0; i < launches.size(); ++i)
       spec.launches.push_back(parseLaunch(spec, launches[i], element("launches", i)));
   } catch (const SpecError &e) {
-    error = e.path.empty() ? fmt::format("{}: {}", file, e.message)
-                           : fmt::format("{}: {}: {}", file, e.path, e.message);
+    error = oneLine(e.path.empty() ? fmt::format("{}: {}", file, e.message)
+                                   : fmt::format("{}: {}: {}", file, e.path, e.message));
     return std::nullopt;
   }
   return spec;
@@ -694,7 +715,7 @@ std::optional<Spec> loadSpec(const std::string &path, std::string &error) {
 bool bindArguments(const Spec &spec, LaunchSpec &launch, const std::string &function,
                    const std::vector<interp::Parameter> &parameters, std::string &error) {
   auto report = [&](const std::string &path, const std::string &message) {
-    error = fmt::format("{}: {}: {}", spec.file, path, message);
+    error = oneLine(fmt::format("{}: {}: {}", spec.file, path, message));
     return false;
   };
   auto describe = [](const interp::Parameter &p) {

@@ -253,6 +253,14 @@ TEST_CASE("unknown keys are errors everywhere") {
             .find("launches[0].step: unknown key") != std::string::npos);
 }
 
+TEST_CASE("a name holding control characters is escaped: errors stay on one line") {
+  // Found by fuzz_spec: the key "la<newline>ches" was echoed raw, splitting the message.
+  CHECK(specError("{\"la\\nches\": []}") ==
+        "spec.json: [\"la\\nches\"]: unknown key 'la\\nches' (expected one of: buffers, launches)");
+  CHECK(specError(R"({"buffers": {"x": {"dtype": "f\t32", "shape": [1]}}, "launches": []})")
+            .find("unknown dtype 'f\\t32'") != std::string::npos);
+}
+
 TEST_CASE("inits are checked against the buffer's dtype") {
   auto init = [](const std::string &dtype, const std::string &init) {
     return R"({"buffers": {"x": {"dtype": ")" + dtype + R"(", "shape": [2], "init": )" + init +

@@ -11,6 +11,7 @@
 #include "ttinterp/frontend/Dialect.h"
 
 #include <cstring>
+#include <vector>
 
 namespace ttinterp::interp {
 namespace {
@@ -121,6 +122,27 @@ struct StridedData {
   std::vector<int64_t> srcStride; ///< Source stride per result dimension.
 };
 
+/// Drops dimensions of size 1 and merges neighbours that the source walks as one
+/// (stride[k] == stride[k + 1] * shape[k + 1], zero strides included). Triton's sort
+/// reshapes 2^k lanes into a rank-k tensor of 2s (rank 16 for 2^16 lanes); merged, its
+/// broadcasts and transposes are rank 2 or 3 again, and common ranks get longer rows.
+StridedData mergedDimensions(StridedData data) {
+  StridedData out;
+  for (size_t d = 0; d < data.shape.size(); ++d) {
+    if (data.shape[d] == 1)
+      continue;
+    if (!out.shape.empty() &&
+        out.srcStride.back() == data.srcStride[d] * data.shape[d]) {
+      out.shape.back() *= data.shape[d];
+      out.srcStride.back() = data.srcStride[d];
+      continue;
+    }
+    out.shape.push_back(data.shape[d]);
+    out.srcStride.push_back(data.srcStride[d]);
+  }
+  return out;
+}
+
 template <class T> void stridedGather(Frame &f, const Instr &in) {
   const auto &d = *static_cast<const StridedData *>(in.data);
   const T *src = f.at<T>(in.operands[0]);
@@ -132,7 +154,11 @@ template <class T> void stridedGather(Frame &f, const Instr &in) {
   }
   int64_t inner = d.shape[rank - 1], innerStride = d.srcStride[rank - 1];
   int64_t outer = in.n / (inner ? inner : 1);
-  int64_t idx[8] = {0};
+  // Index of the current row in the outer dimensions; any rank (see mergedDimensions).
+  constexpr size_t kInlineRank = 8;
+  int64_t inlineIndex[kInlineRank] = {0};
+  std::vector<int64_t> heapIndex(rank > kInlineRank ? rank : 0, 0);
+  int64_t *idx = rank > kInlineRank ? heapIndex.data() : inlineIndex;
   for (int64_t o = 0; o < outer; ++o) {
     int64_t base = 0;
     for (size_t k = 0; k + 1 < rank; ++k)
@@ -157,13 +183,16 @@ template <class T> void stridedGather(Frame &f, const Instr &in) {
 }
 
 bool emitStrided(mlir::Operation *op, Lowerer &L, SlotId a, SlotId r, StridedData data) {
-  if (data.shape.size() > 8)
-    return L.error(op, "tensors of rank above 8 are not supported");
+  StridedData merged = mergedDimensions(std::move(data));
+  if (merged.shape.size() == 1 && merged.srcStride[0] == 1) {
+    L.emit(op, &copyKernel, {a}, {r}); // an identity: broadcast of nothing, trans of 1s
+    return true;
+  }
   size_t size = computeSize(L.slot(r).dtype);
   L.emit(op,
          bySize(size, &stridedGather<uint8_t>, &stridedGather<uint16_t>,
                       &stridedGather<uint32_t>, &stridedGather<uint64_t>),
-         {a}, {r}, L.keep(std::move(data)));
+         {a}, {r}, L.keep(std::move(merged)));
   return true;
 }
 

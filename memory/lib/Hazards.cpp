@@ -82,11 +82,14 @@ void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
   };
   for (auto it = firstOverlap(writers_); it != writers_.end() && it->first < hi; ++it) {
     const Writer &w = it->second;
-    bool exempt = kind == AccessKind::Atomic && w.atomic;
+    bool reads = kind == AccessKind::Read || kind == AccessKind::AtomicRead;
+    bool exempt = (kind == AccessKind::Atomic || kind == AccessKind::AtomicRead) && w.atomic;
     if (w.program != program_ && !exempt)
-      conflict(kind == AccessKind::Read ? HazardKind::ReadAfterWrite : HazardKind::WriteAfterWrite,
+      conflict(reads ? HazardKind::ReadAfterWrite : HazardKind::WriteAfterWrite,
                w.program, w.site, std::max(lo, it->first), std::min(hi, w.hi));
   }
+  if (kind == AccessKind::AtomicRead)
+    return;
   if (kind != AccessKind::Read) {
     for (auto it = firstOverlap(readers_); it != readers_.end() && it->first < hi; ++it) {
       const Readers &r = it->second;

@@ -64,6 +64,29 @@ TEST_CASE("hazards: atomics are exempt among themselves, not against plain write
   CHECK(h[0].firstProgram == 1);
 }
 
+TEST_CASE("hazards: an atomic load conflicts with another program's plain write only") {
+  HazardTracker t;
+  t.beginProgram(0);
+  t.record(0, 4, AccessKind::Atomic); // program 0 sets a flag atomically
+  t.beginProgram(1);
+  t.record(0, 4, AccessKind::AtomicRead); // program 1 reads it atomically: synchronisation
+  CHECK(t.hazards().empty());
+  t.beginProgram(2);
+  t.record(8, 4, AccessKind::Write); // a plain write ...
+  t.beginProgram(3);
+  t.record(8, 4, AccessKind::AtomicRead); // ... read atomically by another program: a race
+  auto h = t.hazards();
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].kind == HazardKind::ReadAfterWrite);
+  CHECK(h[0].firstProgram == 2);
+  CHECK(h[0].secondProgram == 3);
+  // An atomic read is not kept as a reader: a later write of another program is not
+  // reported against it (documented in Hazards.h).
+  t.beginProgram(4);
+  t.record(0, 4, AccessKind::Atomic);
+  CHECK(t.hazards().size() == 1);
+}
+
 TEST_CASE("hazards: disjoint and interleaved accesses of different programs are fine") {
   HazardTracker t;
   for (int p = 0; p < 4; ++p) {

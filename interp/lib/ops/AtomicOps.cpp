@@ -1,4 +1,4 @@
-//===- AtomicOps.cpp - tt.atomic_rmw and tt.atomic_cas on the launch's shadows -===//
+//===- AtomicOps.cpp - tt.atomic_rmw/cas/load/store/poll on the launch's shadows -===//
 //
 // Each lane is one atomic read-modify-write on the shadow, done with the
 // compiler's __atomic builtins so that programs running on other threads see
@@ -162,6 +162,81 @@ template <DType D> void casKernel(Frame &f, const Instr &in) {
   }
 }
 
+/// tt.atomic_load: masked-off lanes read 0, as masked loads without `other` do.
+template <DType D, bool HasMask> void atomicLoadKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  using B = Bits<D>;
+  constexpr uint32_t size = uint32_t(byteSize(D));
+  const uint64_t *p = f.at<uint64_t>(in.operands[0]);
+  const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr;
+  T *r = f.at<T>(in.results[0]);
+  if (!checkLanes(f, in, p, mask, in.n, size))
+    return;
+  const LaunchMemory &mem = *f.memory;
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
+    if (HasMask && !mask[i]) {
+      r[i] = T(0);
+      continue;
+    }
+    auto *addr = reinterpret_cast<B *>(mem.translateForAtomicRead(p[i], size));
+    r[i] = decode<D>(__atomic_load_n(addr, __ATOMIC_SEQ_CST));
+  }
+}
+
+/// tt.atomic_store: lanes store in lane order, so the last of several lanes on one
+/// address wins.
+template <DType D, bool HasMask> void atomicStoreKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  using B = Bits<D>;
+  constexpr uint32_t size = uint32_t(byteSize(D));
+  const uint64_t *p = f.at<uint64_t>(in.operands[0]);
+  const T *v = f.at<T>(in.operands[1]);
+  const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr;
+  const int64_t n = f.slot(in.operands[0]).numel; // no result to count lanes by
+  if (!checkLanes(f, in, p, mask, n, size))
+    return;
+  const LaunchMemory &mem = *f.memory;
+  for (int64_t i = 0; i < n; ++i) {
+    if (HasMask && !mask[i])
+      continue;
+    auto *addr = reinterpret_cast<B *>(mem.translateForAtomic(p[i], size));
+    __atomic_store_n(addr, encode<D>(v[i]), __ATOMIC_SEQ_CST);
+  }
+}
+
+/// tt.atomic_poll: each element is loaded once and compared with `expected`. Programs
+/// run one after another, so no other program can change the element while this one
+/// polls: a poll with a timeout times out (false) where the value differs; a poll
+/// without one would wait forever, which is a fault naming the program and element
+/// (on a GPU it waits for a program that ttinterp runs after this one, or for none).
+template <DType D, bool HasTimeout> void atomicPollKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  using B = Bits<D>;
+  constexpr uint32_t size = uint32_t(byteSize(D));
+  const uint64_t *p = f.at<uint64_t>(in.operands[0]);
+  const T *expected = f.at<T>(in.operands[1]);
+  uint8_t *r = f.at<uint8_t>(in.results[0]);
+  if (!checkLanes(f, in, p, nullptr, in.n, size))
+    return;
+  const LaunchMemory &mem = *f.memory;
+  for (int64_t i = 0, n = in.n; i < n; ++i) {
+    auto *addr = reinterpret_cast<B *>(mem.translateForAtomicRead(p[i], size));
+    B bits = __atomic_load_n(addr, __ATOMIC_SEQ_CST);
+    r[i] = bits == encode<D>(expected[i]);
+    if (!HasTimeout && !r[i]) {
+      f.fail(in.site, "spin_wait",
+             fmt::format("tt.atomic_poll without a timeout waits for the element at address "
+                         "0x{:x} to become {}, but it holds {} and no other program can change "
+                         "it while this one waits (programs run one at a time): inter-program "
+                         "synchronisation",
+                         tagged::address(p[i]), signedValue<D>(expected[i]),
+                         signedValue<D>(decode<D>(bits))),
+             i);
+      return;
+    }
+  }
+}
+
 /// Whether the hardware (and Triton) has kind K on element type D.
 template <DType D, Rmw K> constexpr bool validKind() {
   if constexpr (isInteger(D))
@@ -272,11 +347,88 @@ bool lowerAtomicCAS(mlir::Operation *op, Lowerer &L) {
   return true;
 }
 
+/// The kernel for a load or store of `d` elements, or null for i1 and fp8 (Triton
+/// widens i1 to i8 before these ops; fp8 has no atomic access).
+template <template <DType, bool> class Kernel> ExecFn pickAccess(DType d, bool flag) {
+  auto pick = [&](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    if constexpr (D == DType::I1 || isFP8(D))
+      return nullptr;
+    else
+      return flag ? &Kernel<D, true>::run : &Kernel<D, false>::run;
+  };
+  return isInteger(d) ? visitInt(d, pick) : visitFloat(d, pick);
+}
+template <DType D, bool F> struct AtomicLoad {
+  static void run(Frame &f, const Instr &in) { atomicLoadKernel<D, F>(f, in); }
+};
+template <DType D, bool F> struct AtomicStore {
+  static void run(Frame &f, const Instr &in) { atomicStoreKernel<D, F>(f, in); }
+};
+template <DType D, bool F> struct AtomicPoll {
+  static void run(Frame &f, const Instr &in) {
+    if constexpr (isInteger(D) && byteSize(D) >= 2)
+      atomicPollKernel<D, F>(f, in);
+  }
+};
+
+bool lowerAtomicLoad(mlir::Operation *op, Lowerer &L) {
+  bool hasMask = op->getNumOperands() > 1;
+  std::vector<SlotId> operands{L.use(op->getOperand(0))};
+  if (hasMask)
+    operands.push_back(L.use(op->getOperand(1)));
+  SlotId r = defineResult(op, L);
+  if (r == kNoSlot)
+    return false;
+  ExecFn fn = pickAccess<AtomicLoad>(L.slot(r).dtype, hasMask);
+  if (!fn)
+    return L.error(op, fmt::format("atomic load is not supported on {} elements",
+                                   std::string(name(L.slot(r).dtype))));
+  L.emit(op, fn, operands, {r});
+  return true;
+}
+
+bool lowerAtomicStore(mlir::Operation *op, Lowerer &L) {
+  bool hasMask = op->getNumOperands() > 2;
+  std::vector<SlotId> operands{L.use(op->getOperand(0)), L.use(op->getOperand(1))};
+  if (hasMask)
+    operands.push_back(L.use(op->getOperand(2)));
+  DType d = L.slot(operands[1]).dtype;
+  std::optional<DType> pointee = pointeeDType(op->getOperand(0).getType());
+  if (!pointee || *pointee != d)
+    return L.error(op, "the pointer must point to elements of the value's type");
+  ExecFn fn = pickAccess<AtomicStore>(d, hasMask);
+  if (!fn)
+    return L.error(
+        op, fmt::format("atomic store is not supported on {} elements", std::string(name(d))));
+  L.emit(op, fn, operands, {});
+  return true;
+}
+
+bool lowerAtomicPoll(mlir::Operation *op, Lowerer &L) {
+  // The timeout's value does not matter: whatever it is, nothing changes while it runs.
+  bool hasTimeout = op->getNumOperands() > 2;
+  std::vector<SlotId> operands{L.use(op->getOperand(0)), L.use(op->getOperand(1))};
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  DType d = L.slot(operands[1]).dtype;
+  std::optional<DType> pointee = pointeeDType(op->getOperand(0).getType());
+  if (!pointee || *pointee != d || !isInteger(d) || byteSize(d) < 2)
+    return L.error(op, "atomic_poll needs a pointer to 16-, 32- or 64-bit integers of the "
+                       "expected value's type");
+  L.emit(op, pickAccess<AtomicPoll>(d, hasTimeout), operands, {r});
+  return true;
+}
+
 } // namespace
 
 void registerAtomicOps(OpTable &t) {
   t.add("tt.atomic_rmw", &lowerAtomicRMW);
   t.add("tt.atomic_cas", &lowerAtomicCAS);
+  t.add("tt.atomic_load", &lowerAtomicLoad);
+  t.add("tt.atomic_store", &lowerAtomicStore);
+  t.add("tt.atomic_poll", &lowerAtomicPoll);
 }
 
 } // namespace ttinterp::interp

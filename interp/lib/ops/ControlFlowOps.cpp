@@ -255,7 +255,10 @@ bool lowerPoison(mlir::Operation *op, Lowerer &L) {
 
 /// Ops with no effect on one program's block semantics: a barrier orders
 /// threads of one program, which the interpreter runs as a whole block; an
-/// assumption only informs the optimiser.
+/// assumption only informs the optimiser. Programmatic dependent launch (Triton 3.9's
+/// gdc_wait / gdc_launch_dependents) lets the next grid start early and makes it wait
+/// for this one's writes: launches here run one after another, each finished before the
+/// next starts, which is what the wait waits for.
 bool lowerNothing(mlir::Operation *, Lowerer &) { return true; }
 
 } // namespace
@@ -269,6 +272,8 @@ void registerControlFlowOps(OpTable &t) {
   t.add("gpu.barrier", &lowerNothing);
   t.add("ttg.barrier", &lowerNothing);
   t.add("llvm.intr.assume", &lowerNothing);
+  t.add("tt.grid_dependency_wait", &lowerNothing);
+  t.add("tt.grid_dependency_launch_dependents", &lowerNothing);
 }
 
 } // namespace ttinterp::interp

@@ -3,7 +3,8 @@
 // Transcendentals use the C library in the operand's precision (f16/bf16 are
 // computed in float and rounded). The GPU's fast approximations (ex2.approx
 // behind math.exp, for instance) may differ by a few ulp; precise_sqrt and
-// precise_divf are correctly rounded on both.
+// precise_divf are correctly rounded on both. approx_divf (div.approx.f32, within
+// 2 ulp on the GPU) is the correctly rounded quotient here, like __nv_fast_fdividef.
 //
 //===----------------------------------------------------------------------===//
 #include "ArithFunctors.h"
@@ -279,6 +280,7 @@ void registerMathOps(OpTable &t) {
   t.add("tt.clampf", &lowerClampF);
   t.add("tt.precise_sqrt", &unaryF<Sqrt>);
   t.add("tt.precise_divf", &binaryF<DivF>, kBothOperands);
+  t.add("tt.approx_divf", &binaryF<DivF>, kBothOperands);
   t.add("tt.mulhiui", &binaryI<MulHiUI>, kBothOperands);
 }
 

@@ -97,6 +97,13 @@ def TT_PreciseDivFOp : TT_Op<"precise_divf", [Pure, Elementwise, SameOperandsAnd
   let assemblyFormat = "$x `,` $y attr-dict `:` type($x)";
 }
 
+def TT_ApproxDivFOp : TT_Op<"approx_divf", [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "f32 division within 2 ulp (div.approx.f32 on NVIDIA), Triton 3.9";
+  let arguments = (ins TT_FloatLike:$x, TT_FloatLike:$y);
+  let results = (outs TT_FloatLike:$result);
+  let assemblyFormat = "$x `,` $y attr-dict `:` type($x)";
+}
+
 def TT_MulhiUIOp : TT_Op<"mulhiui", [Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "high half of the unsigned 2N-bit product of two N-bit integers";
   let arguments = (ins TT_IntLike:$x, TT_IntLike:$y);
@@ -210,6 +217,64 @@ def TT_AtomicCASOp : TT_Op<"atomic_cas", [SameOperandsAndResultShape,
   let assemblyFormat = [{
     $sem `,` $scope `,` $ptr `,` $cmp `,` $val attr-dict `:` functional-type(operands, $result)
   }];
+}
+
+def TT_AtomicLoadOp : TT_Op<"atomic_load", [
+    MemoryEffects<[MemRead<TT_GlobalMemory>, MemWrite<TT_GlobalMemory>]>,
+    TypesMatchWith<"result is the pointee type of ptr", "ptr", "result", TT_pointee>,
+    TypesMatchWith<"mask is i1 with the shape of ptr", "ptr", "mask", TT_i1ShapeOfPointee,
+                   "($_op.getOperands().size() <= 1) || std::equal_to<>()">]> {
+  let summary = "atomic load (acquire or relaxed) through pointers, Triton 3.9";
+  let arguments = (ins TT_PtrLike:$ptr, Optional<TT_BoolLike>:$mask, TT_MemSemanticAttr:$sem,
+                       TT_MemSyncScopeAttr:$scope);
+  let results = (outs TT_Type:$result);
+  let assemblyFormat = [{
+    $sem `,` $scope `,` $ptr (`,` $mask^)? attr-dict `:` functional-type(operands, $result)
+  }];
+}
+
+def TT_AtomicStoreOp : TT_Op<"atomic_store", [
+    MemoryEffects<[MemWrite<TT_GlobalMemory>]>,
+    TypesMatchWith<"value is the pointee type of ptr", "ptr", "value", TT_pointee>,
+    TypesMatchWith<"mask is i1 with the shape of ptr", "ptr", "mask", TT_i1ShapeOfPointee,
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "atomic store (release or relaxed) through pointers, Triton 3.9";
+  let arguments = (ins TT_PtrLike:$ptr, TT_Type:$value, Optional<TT_BoolLike>:$mask,
+                       TT_MemSemanticAttr:$sem, TT_MemSyncScopeAttr:$scope);
+  let assemblyFormat = [{
+    $sem `,` $scope `,` $ptr `,` $value (`,` $mask^)? attr-dict `:` type($ptr)
+  }];
+}
+
+def TT_AtomicPollOp : TT_Op<"atomic_poll", [
+    MemoryEffects<[MemRead<TT_GlobalMemory>, MemWrite<TT_GlobalMemory>]>,
+    TypesMatchWith<"ptr points to the type of expected", "expected", "ptr", TT_ptrSameShape>,
+    TypesMatchWith<"result is i1 with the shape of expected", "expected", "result",
+                   TT_i1Shape>]> {
+  let summary = "poll each element until it equals expected or the timeout expires, Triton 3.9";
+  let arguments = (ins TT_PtrLike:$ptr, TT_IntLike:$expected, Optional<I64>:$timeout,
+                       TT_MemSemanticAttr:$sem, TT_MemSyncScopeAttr:$scope);
+  let results = (outs TT_BoolLike:$result);
+  let assemblyFormat = [{
+    $sem `,` $scope `,` $ptr `,` $expected (`timeout` $timeout^)? attr-dict `:`
+    qualified(type($ptr)) `,` type($expected) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Programmatic dependent launch (Triton 3.9)
+//===----------------------------------------------------------------------===//
+
+def TT_GridDependencyWaitOp : TT_Op<"grid_dependency_wait", [
+    MemoryEffects<[MemRead<TT_GlobalMemory>, MemWrite<TT_GlobalMemory>]>]> {
+  let summary = "wait for the grids this one depends on and acquire their writes";
+  let assemblyFormat = "attr-dict";
+}
+
+def TT_GridDependencyLaunchDependentsOp : TT_Op<"grid_dependency_launch_dependents", [
+    MemoryEffects<[MemWrite<TT_GlobalMemory>]>]> {
+  let summary = "let grids that depend on this one start";
+  let assemblyFormat = "attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

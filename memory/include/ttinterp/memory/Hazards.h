@@ -23,7 +23,9 @@
 
 namespace ttinterp {
 
-enum class AccessKind : uint8_t { Read, Write, Atomic };
+/// AtomicRead (tt.atomic_load, tt.atomic_poll) is checked against earlier plain writes
+/// only and not kept as a reader, so a later plain write to those bytes goes unreported.
+enum class AccessKind : uint8_t { Read, Write, Atomic, AtomicRead };
 
 enum class HazardKind : uint8_t { ReadAfterWrite, WriteAfterRead, WriteAfterWrite };
 std::string_view name(HazardKind k); ///< "read-after-write", ...

@@ -194,6 +194,14 @@ public:
     uint32_t t = tagged::tag(p);
     return t != 0 && t <= windows_.size() && !windows_[t - 1].writable;
   }
+  /// As translateForRead, for an atomic load: it conflicts with plain writes of other
+  /// programs, not with their atomics.
+  uint8_t *translateForAtomicRead(uint64_t p, uint32_t size) const {
+    uint8_t *host = translate(p, size);
+    if (host && hazards_)
+      hazards_->record(tagged::address(p), size, AccessKind::AtomicRead);
+    return host;
+  }
   /// As translate, and records the bytes as written (dirty, and a write for the
   /// hazard tracker).
   uint8_t *translateForWrite(uint64_t p, uint32_t size) const {

@@ -1,0 +1,133 @@
+"""The ops Triton 3.9 added, on ttinterp, checked against torch and by hand (issue 15, item 3).
+
+tt.grid_dependency_wait / tt.grid_dependency_launch_dependents (gdc_wait, gdc_launch_dependents),
+tt.approx_divf (tl.fdiv(approx=True)), tt.atomic_load, tt.atomic_store and tt.atomic_poll.
+"""
+import pytest
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra.cuda import gdc
+
+import ttinterp
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr):
+    # Tutorial 11's shape: wait for the previous grid, let the next one start early.
+    gdc.gdc_wait()
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    gdc.gdc_launch_dependents()
+    tl.store(out_ptr + offs, x * factor, mask=m)
+
+
+def test_dependent_launches_see_the_previous_grids_writes():
+    x = torch.arange(100, dtype=torch.float32)
+    mid = torch.zeros(100)
+    out = torch.zeros(100)
+    scale_kernel[(4, )](x, mid, 100, 2.0, BLOCK=32)
+    scale_kernel[(4, )](mid, out, 100, 3.0, BLOCK=32)
+    assert torch.equal(out, x * 6)
+
+
+@triton.jit
+def approx_div_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.fdiv(tl.load(x_ptr + offs), tl.load(y_ptr + offs), approx=True))
+
+
+def test_approx_divf_is_within_2_ulp_of_the_quotient():
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(256, generator=g)
+    y = torch.randn(256, generator=g) + 3.0
+    out = torch.empty(256)
+    approx_div_kernel[(1, )](x, y, out, BLOCK=256)
+    exact = (x.double() / y.double()).float()
+    ulp = (torch.nextafter(exact.abs(), torch.tensor(float("inf"))) - exact.abs())
+    assert torch.all((out - exact).abs() <= 2 * ulp)
+
+
+@triton.jit
+def atomic_copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.atomic_load(src_ptr + offs, mask=m, sem="acquire")
+    tl.atomic_store(dst_ptr + offs, v * 10, mask=m, sem="release")
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32, torch.float16])
+def test_atomic_load_and_store_respect_the_mask(dtype):
+    src = torch.arange(1, 17).to(dtype)
+    dst = torch.full((16, ), -1).to(dtype)
+    atomic_copy_kernel[(1, )](src, dst, 11, BLOCK=16)
+    expected = torch.full((16, ), -1).to(dtype)
+    expected[:11] = src[:11] * 10
+    assert torch.equal(dst, expected)
+
+
+@triton.jit
+def poll_kernel(flag_ptr, out_ptr, expected, BLOCK: tl.constexpr, TIMEOUT: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    if TIMEOUT:
+        ok = tl.atomic_poll(flag_ptr + offs, expected, timeout_ns=1000)
+    else:
+        ok = tl.atomic_poll(flag_ptr + offs, expected)
+    tl.store(out_ptr + offs, ok.to(tl.int32))
+
+
+def test_atomic_poll_with_a_timeout_is_true_where_the_value_is_there():
+    flags = torch.tensor([7, 0, 7, 3], dtype=torch.int32)
+    out = torch.full((4, ), -1, dtype=torch.int32)
+    poll_kernel[(1, )](flags, out, 7, BLOCK=4, TIMEOUT=True)
+    assert out.tolist() == [1, 0, 1, 0]
+
+
+def test_atomic_poll_without_a_timeout_on_a_value_already_there():
+    flags = torch.full((4, ), 5, dtype=torch.int32)
+    out = torch.zeros(4, dtype=torch.int32)
+    poll_kernel[(1, )](flags, out, 5, BLOCK=4, TIMEOUT=False)
+    assert out.tolist() == [1, 1, 1, 1]
+
+
+def test_atomic_poll_waiting_for_no_one_is_a_spin_wait_fault():
+    flags = torch.tensor([5, 5, 2, 5], dtype=torch.int32)
+    out = torch.zeros(4, dtype=torch.int32)
+    with pytest.raises(ttinterp.KernelFault) as info:
+        poll_kernel[(1, )](flags, out, 5, BLOCK=4, TIMEOUT=False)
+    assert info.value.kind == "spin_wait"
+    assert info.value.element == 2
+    assert "test_triton39_ops.py" in info.value.location
+    assert out.tolist() == [0, 0, 0, 0]
+
+
+@triton.jit
+def flag_handoff_kernel(flag_ptr, out_ptr, ATOMIC_SET: tl.constexpr):
+    # Program 0 sets the flag; program 1 reads it with an atomic load.
+    if tl.program_id(0) == 0:
+        if ATOMIC_SET:
+            tl.atomic_store(flag_ptr, 1)
+        else:
+            tl.store(flag_ptr, 1)
+    else:
+        tl.store(out_ptr, tl.atomic_load(flag_ptr))
+
+
+def test_atomic_store_then_atomic_load_of_another_program_is_no_hazard():
+    flag = torch.zeros(1, dtype=torch.int32)
+    out = torch.zeros(1, dtype=torch.int32)
+    with ttinterp.options(hazards="error"):
+        flag_handoff_kernel[(2, )](flag, out, ATOMIC_SET=True)
+    assert out.item() == 1
+
+
+def test_plain_store_then_atomic_load_of_another_program_is_a_hazard():
+    flag = torch.zeros(1, dtype=torch.int32)
+    out = torch.zeros(1, dtype=torch.int32)
+    with ttinterp.options(hazards="error"):
+        with pytest.raises(ttinterp.HazardError) as info:
+            flag_handoff_kernel[(2, )](flag, out, ATOMIC_SET=False)
+    h = info.value.hazards[0]
+    assert h.kind == "read-after-write"
+    assert (h.first_op, h.second_op) == ("tt.store", "tt.atomic_load")

@@ -8,9 +8,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <thread>
 
 namespace ttinterp::interp {
 
@@ -182,6 +186,7 @@ struct FrameStorage {
              int32_t(linear / (int64_t(f.numPrograms[0]) * f.numPrograms[1]))};
     f.steps = 0;
     f.stopped = false;
+    f.linear = linear;
     if (HazardTracker *h = f.memory->hazardTracker())
       h->beginProgram(linear);
     f.fault.reset();
@@ -189,6 +194,214 @@ struct FrameStorage {
   }
 };
 } // namespace
+
+/// Programs of one launch that wait for each other while programs run one at a time:
+/// decoupled look-back, a lock, a flag set by a program that runs later, a grid-wide
+/// barrier. On a GPU such programs are co-resident and the one waited for runs too; here a
+/// waiting program parks on its own thread and the launch goes on without it (a new thread
+/// takes over starting programs), and a parked program is resumed once memory has changed
+/// since it parked. Exactly one thread runs interpreter code at a time (the one whose
+/// token is `turn_`), so runs stay deterministic and every program order is still honoured.
+/// When every program has finished or waits and no waiting program can see a change, the
+/// launch faults `spin_wait`, naming the waiting programs and where they wait.
+class Cooperation {
+public:
+  Cooperation(const Program &p, const LaunchMemory &memory, const std::vector<ArgumentValue> &args,
+              const LaunchOptions &options, PrintSink *printer, std::vector<int64_t> order)
+      : program_(p), memory_(memory), args_(args), options_(options), printer_(printer),
+        order_(std::move(order)) {}
+
+  std::optional<Fault> run() {
+    runner(0, 0);
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [&] { return done_; });
+    lock.unlock();
+    for (std::thread &t : threads_)
+      t.join();
+    return fault_;
+  }
+
+  /// Frame::waitForOthers when this launch runs programs one at a time.
+  bool wait(Frame &f, uint32_t site) {
+    std::unique_lock<std::mutex> lock(m_);
+    if (abort_)
+      return stop(f, site);
+    if (waiting_.size() >= kMaxWaiting) {
+      f.fail(site, "spin_wait",
+             fmt::format("more than {} programs wait for other programs at once", kMaxWaiting));
+      return false;
+    }
+    waiting_.push_back({f.thread, f.linear, site, f.pid, memory_.changes()});
+    if (f.thread == runner_) {
+      // Someone must go on starting programs: a new thread, from the next one.
+      int next = nextThread_++;
+      runner_ = next;
+      size_t from = nextIndex_;
+      threads_.emplace_back([this, next, from] {
+        {
+          std::unique_lock<std::mutex> l(m_);
+          awaitTurn(next, l);
+        }
+        runner(next, from);
+      });
+      handTo(next);
+    } else {
+      handTo(resumer_.at(f.thread));
+    }
+    awaitTurn(f.thread, lock);
+    if (abort_)
+      return stop(f, site);
+    if (HazardTracker *h = memory_.hazardTracker())
+      h->beginProgram(f.linear);
+    return true;
+  }
+
+private:
+  static constexpr size_t kMaxWaiting = 4096;
+
+  /// Stops a waiting program once the launch has faulted (the launch reports that fault).
+  static bool stop(Frame &f, uint32_t site) {
+    f.fail(site, "spin_wait", "stopped: another program of the launch faulted");
+    return false;
+  }
+  struct Waiting {
+    int thread;
+    int64_t linear;
+    uint32_t site;
+    std::array<int32_t, 3> pid;
+    uint64_t changes; ///< memory_.changes() when it parked
+  };
+
+  /// Starts programs order_[from...] on this thread, giving waiting programs that can see
+  /// a change a turn before each; when none is left to start, resumes waiting programs
+  /// until none is, or none can see a change (a deadlock).
+  void runner(int thread, size_t from) {
+    FrameStorage storage(program_, memory_, args_, options_, printer_);
+    storage.frame.cooperation = this;
+    storage.frame.thread = thread;
+    for (size_t k = from; k < order_.size(); ++k) {
+      resumeWaiting(thread);
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        if (fault_)
+          break;
+        nextIndex_ = k + 1;
+      }
+      storage.runProgram(order_[k]);
+      std::unique_lock<std::mutex> lock(m_);
+      if (storage.frame.fault && !fault_)
+        fault_ = storage.frame.fault;
+      if (thread != runner_) {
+        // This program waited and was resumed by another thread: give the turn back.
+        handTo(resumer_.at(thread));
+        return;
+      }
+      if (fault_)
+        break;
+    }
+    // Nothing left to start: the waiting programs either finish or are stuck.
+    while (!fault_ && resumeWaiting(thread)) {
+    }
+    std::unique_lock<std::mutex> lock(m_);
+    if (!fault_ && !waiting_.empty())
+      fault_ = deadlock();
+    // Let every waiting program give up (wait() returns false), one at a time.
+    abort_ = true;
+    while (!waiting_.empty()) {
+      Waiting w = waiting_.front();
+      waiting_.pop_front();
+      resumer_[w.thread] = thread;
+      handTo(w.thread);
+      awaitTurn(thread, lock);
+    }
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  /// Gives a turn to each waiting program that can see a change since it parked, in the
+  /// order they parked; returns whether any ran.
+  bool resumeWaiting(int thread) {
+    bool resumed = false;
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      if (fault_ || abort_)
+        return resumed;
+      auto it = std::find_if(waiting_.begin(), waiting_.end(), [&](const Waiting &w) {
+        return w.changes != memory_.changes();
+      });
+      if (it == waiting_.end())
+        return resumed;
+      Waiting w = *it;
+      waiting_.erase(it);
+      resumer_[w.thread] = thread;
+      handTo(w.thread);
+      awaitTurn(thread, lock);
+      resumed = true;
+    }
+  }
+
+  Fault deadlock() {
+    std::sort(waiting_.begin(), waiting_.end(),
+              [](const Waiting &a, const Waiting &b) { return a.linear < b.linear; });
+    const Waiting &first = waiting_.front();
+    Fault f;
+    f.kind = "spin_wait";
+    f.op = program_.sites[first.site].op;
+    f.location = program_.sites[first.site].location;
+    f.program = {first.pid[0], first.pid[1], first.pid[2]};
+    std::string who;
+    size_t shown = 0;
+    for (const Waiting &w : waiting_) {
+      if (shown++ == 8) {
+        who += fmt::format(", and {} more", waiting_.size() - 8);
+        break;
+      }
+      who += fmt::format("{}({}, {}, {}) at {}", who.empty() ? "" : ", ", w.pid[0], w.pid[1],
+                         w.pid[2], program_.sites[w.site].location);
+    }
+    f.message = fmt::format(
+        "inter-program synchronisation that cannot complete: {} program(s) wait for memory that "
+        "no other program of the launch changes (every other program has finished or waits "
+        "too): {}",
+        waiting_.size(), who);
+    return f;
+  }
+
+  void handTo(int thread) {
+    turn_ = thread;
+    cv_.notify_all();
+  }
+  void awaitTurn(int thread, std::unique_lock<std::mutex> &lock) {
+    cv_.wait(lock, [&] { return turn_ == thread; });
+  }
+
+  const Program &program_;
+  const LaunchMemory &memory_;
+  const std::vector<ArgumentValue> &args_;
+  const LaunchOptions &options_;
+  PrintSink *printer_;
+  const std::vector<int64_t> order_;
+
+  std::mutex m_;
+  std::condition_variable cv_;
+  int turn_ = 0, runner_ = 0, nextThread_ = 1;
+  size_t nextIndex_ = 0;
+  std::deque<Waiting> waiting_;
+  std::map<int, int> resumer_; ///< Thread -> the thread that resumed it.
+  std::vector<std::thread> threads_;
+  std::optional<Fault> fault_;
+  bool abort_ = false, done_ = false;
+};
+
+bool Frame::waitForOthers(uint32_t site) {
+  if (cooperation)
+    return cooperation->wait(*this, site);
+  // Kernels that may wait run their programs one at a time, cooperating (Program::mayWait).
+  fail(site, "spin_wait",
+       "the program waits for memory that only another program can change, outside a "
+       "cooperative run (an internal error in ttinterp: please report it with the kernel)");
+  return false;
+}
 
 std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, LaunchMemory &memory,
                                  const LaunchOptions &options) const {
@@ -204,11 +417,11 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
   PrintSink printer;
   printer.out = options.printStream ? options.printStream : &std::cout;
   unsigned threads = std::max(1u, options.threads);
-  // Hazard tracking and a chosen program order both need one program at a time.
-  if (threads == 1 || total <= 1 || memory.hazardTracker() ||
+  // Hazard tracking, a chosen program order and programs that may wait for each other
+  // all need one program at a time.
+  if (threads == 1 || total <= 1 || memory.hazardTracker() || p.mayWait ||
       options.order != LaunchOptions::Order::Forward) {
     memory.setConcurrent(false);
-    FrameStorage storage(p, memory, arguments, options, &printer);
     std::vector<int64_t> order;
     if (options.order != LaunchOptions::Order::Forward) {
       order.resize(size_t(total));
@@ -227,12 +440,12 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
           std::swap(order[size_t(i)], order[size_t(next() % uint64_t(i + 1))]);
       }
     }
-    for (int64_t k = 0; k < total; ++k) {
-      storage.runProgram(order.empty() ? k : order[size_t(k)]);
-      if (storage.frame.fault)
-        return storage.frame.fault;
+    if (order.empty()) {
+      order.resize(size_t(total));
+      for (int64_t i = 0; i < total; ++i)
+        order[size_t(i)] = i;
     }
-    return std::nullopt;
+    return Cooperation(p, memory, arguments, options, &printer, std::move(order)).run();
   }
 
   // Parallel: workers claim runs of consecutive programs in increasing order

@@ -90,6 +90,8 @@ public:
   /// A scratch slot, not tied to any value.
   SlotId scratch(DType dtype, std::vector<int64_t> shape);
   const Slot &slot(SlotId s) const { return program_.slots[s]; }
+  /// Marks the kernel as one whose programs may wait for each other (Program::mayWait).
+  void mayWait() { program_.mayWait = true; }
   /// A tensor that is only a splat of a scalar, not materialised: every user
   /// reads `scalar` instead (tt.splat records this only when OpTable says each
   /// use is an operand whose lowering asks splatOf first).

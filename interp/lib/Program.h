@@ -101,6 +101,11 @@ public:
   std::vector<std::unique_ptr<Function>> functions; ///< [0] is the kernel.
   std::vector<ConstantInit> constants;
   size_t arenaSize = 0;
+  /// Whether a program may wait for another (an scf.while, which is how spin-waits are
+  /// written, or an atomic poll without a timeout): such kernels run their programs one at
+  /// a time, where a waiting program can let the others run (Executor.cpp), whatever the
+  /// thread count. Worker threads could all end up waiting for programs none of them runs.
+  bool mayWait = false;
 
   /// Keeps operand lists and op data alive at stable addresses.
   std::deque<std::vector<SlotId>> idLists;
@@ -153,6 +158,15 @@ struct Frame {
   /// Records a fault at the op of `site` and stops the program.
   void fail(uint32_t site, std::string kind, std::string message,
             std::optional<int64_t> element = std::nullopt);
+
+  /// Called by a program at `site` that cannot go on until another program of the launch
+  /// changes memory (a loop whose state repeats with nothing stored, an atomic poll).
+  /// Returns true to retry (other programs ran meanwhile), false after a fault that
+  /// stops this program (a deadlock, or another program's fault). Executor.cpp.
+  bool waitForOthers(uint32_t site);
+  class Cooperation *cooperation = nullptr; ///< Set when programs run one at a time.
+  int thread = 0;                           ///< This frame's thread in it.
+  int64_t linear = 0;                       ///< The linear id of the running program.
 };
 
 /// Runs a body from its entry block; returns the terminator that left it

@@ -162,17 +162,59 @@ def test_race_as_a_warning():
             racy_sum[(4, )](x, out, BLOCK=8)
 
 
-def test_step_limit_stops_a_spinning_kernel():
+def test_step_limit_stops_a_runaway_loop():
     @triton.jit
-    def spin(flag_ptr):
+    def count_until(flag_ptr, out_ptr):
+        # The count changes every iteration, so this is no wait for another program.
+        i = 0
         while tl.load(flag_ptr, volatile=True) == 0:
-            pass
+            i += 1
+        tl.store(out_ptr, i)
 
     flag = torch.zeros(1, dtype=torch.int32)
+    out = torch.zeros(1, dtype=torch.int32)
     with ttinterp.options(max_steps=10_000):
         with pytest.raises(ttinterp.KernelFault) as info:
-            spin[(1, )](flag)
+            count_until[(1, )](flag, out)
     assert info.value.kind == "step_limit"
+
+
+@triton.jit
+def spin_on_flag(flag_ptr):
+    while tl.load(flag_ptr, volatile=True) == 0:
+        pass
+
+
+def test_a_wait_no_program_ends_is_a_spin_wait_fault_not_a_hang():
+    flag = torch.zeros(1, dtype=torch.int32)
+    with ttinterp.options(threads=1):
+        with pytest.raises(ttinterp.KernelFault) as info:
+            spin_on_flag[(3, )](flag)
+    assert info.value.kind == "spin_wait"
+    assert "3 program(s) wait" in str(info.value)
+    assert "test_memory.py" in info.value.location
+
+
+@triton.jit
+def wait_for_the_last_program(flag_ptr, out_ptr, LAST: tl.constexpr):
+    # Programs before the last one wait for a flag that the last one sets: on a GPU they
+    # are co-resident; here they wait while the launch runs the others.
+    pid = tl.program_id(0)
+    if pid == LAST:
+        tl.atomic_xchg(flag_ptr, 1)
+    else:
+        while tl.atomic_load(flag_ptr) == 0:
+            pass
+    tl.store(out_ptr + pid, pid + 10 * tl.atomic_load(flag_ptr))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_programs_waiting_for_a_later_program_complete(threads):
+    flag = torch.zeros(1, dtype=torch.int32)
+    out = torch.zeros(5, dtype=torch.int32)
+    with ttinterp.options(threads=threads):
+        wait_for_the_last_program[(5, )](flag, out, LAST=4)
+    assert out.tolist() == [10, 11, 12, 13, 14]
 
 
 def test_unknown_option_is_a_type_error():

@@ -103,6 +103,8 @@ module {
 }
 
 TEST_CASE("--max-steps stops a runaway loop with a step_limit fault at the loop") {
+  // The counter changes every iteration: not a wait for another program (SpinWaitTest),
+  // a loop that would run for 2^31 iterations.
   std::string ttir = R"(
 module {
   tt.func public @k(%out: !tt.ptr<i32>) {
@@ -113,7 +115,7 @@ module {
       scf.condition(%go) %i : i32
     } do {
     ^bb0(%j: i32):
-      %n = arith.addi %j, %c0 : i32
+      %n = arith.addi %j, %c1 : i32
       scf.yield %n : i32
     } loc(#loop)
     tt.store %out, %r : !tt.ptr<i32>

@@ -77,7 +77,9 @@ struct LaunchResult {
 inline LaunchResult launch(const interp::Kernel &kernel, const std::vector<PointerArgument> &ptrs,
                            const std::vector<interp::ArgumentValue> &args,
                            std::array<int64_t, 3> grid, unsigned threads = 1,
-                           uint64_t maxSteps = 0) {
+                           uint64_t maxSteps = 0,
+                           interp::LaunchOptions::Order order = interp::LaunchOptions::Order::Forward,
+                           uint64_t shuffleSeed = 0) {
   LaunchResult r;
   Session session;
   LaunchMemory memory;
@@ -87,6 +89,8 @@ inline LaunchResult launch(const interp::Kernel &kernel, const std::vector<Point
   options.grid = grid;
   options.threads = threads;
   options.maxSteps = maxSteps;
+  options.order = order;
+  options.shuffleSeed = shuffleSeed;
   r.fault = kernel.run(args, memory, options);
   if (r.fault)
     session.abandon();

@@ -136,7 +136,10 @@ template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in
       r[i] = T(0); // undefined on the GPU (the predicated-off atom writes no register)
       continue;
     }
-    r[i] = atomicUpdate<D, K>(mem.translateForAtomic(p[i], size), v[i]);
+    uint8_t *host = mem.translateForAtomic(p[i], size);
+    r[i] = atomicUpdate<D, K>(host, v[i]);
+    if (encode<D>(r[i]) != __atomic_load_n(reinterpret_cast<Bits<D> *>(host), __ATOMIC_SEQ_CST))
+      mem.noteChange();
   }
 }
 
@@ -156,8 +159,11 @@ template <DType D> void casKernel(Frame &f, const Instr &in) {
     B expected = encode<D>(cmp[i]);
     B *addr = reinterpret_cast<B *>(mem.translate(p[i], size));
     if (__atomic_compare_exchange_n(addr, &expected, encode<D>(val[i]), /*weak=*/false,
-                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
       mem.translateForAtomic(p[i], size); // only a successful swap writes
+      if (expected != encode<D>(val[i]))
+        mem.noteChange();
+    }
     r[i] = decode<D>(expected);          // the old contents either way
   }
 }
@@ -200,15 +206,15 @@ template <DType D, bool HasMask> void atomicStoreKernel(Frame &f, const Instr &i
     if (HasMask && !mask[i])
       continue;
     auto *addr = reinterpret_cast<B *>(mem.translateForAtomic(p[i], size));
-    __atomic_store_n(addr, encode<D>(v[i]), __ATOMIC_SEQ_CST);
+    if (__atomic_exchange_n(addr, encode<D>(v[i]), __ATOMIC_SEQ_CST) != encode<D>(v[i]))
+      mem.noteChange();
   }
 }
 
-/// tt.atomic_poll: each element is loaded once and compared with `expected`. Programs
-/// run one after another, so no other program can change the element while this one
-/// polls: a poll with a timeout times out (false) where the value differs; a poll
-/// without one would wait forever, which is a fault naming the program and element
-/// (on a GPU it waits for a program that ttinterp runs after this one, or for none).
+/// tt.atomic_poll: every element is loaded and compared with `expected`. With a timeout,
+/// once: programs run one at a time, so nothing changes the elements during this
+/// program's poll, and where they differ the timeout expires (false). Without one, the
+/// program waits for the others (Frame::waitForOthers) until every element is there.
 template <DType D, bool HasTimeout> void atomicPollKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   using B = Bits<D>;
@@ -219,21 +225,15 @@ template <DType D, bool HasTimeout> void atomicPollKernel(Frame &f, const Instr 
   if (!checkLanes(f, in, p, nullptr, in.n, size))
     return;
   const LaunchMemory &mem = *f.memory;
-  for (int64_t i = 0, n = in.n; i < n; ++i) {
-    auto *addr = reinterpret_cast<B *>(mem.translateForAtomicRead(p[i], size));
-    B bits = __atomic_load_n(addr, __ATOMIC_SEQ_CST);
-    r[i] = bits == encode<D>(expected[i]);
-    if (!HasTimeout && !r[i]) {
-      f.fail(in.site, "spin_wait",
-             fmt::format("tt.atomic_poll without a timeout waits for the element at address "
-                         "0x{:x} to become {}, but it holds {} and no other program can change "
-                         "it while this one waits (programs run one at a time): inter-program "
-                         "synchronisation",
-                         tagged::address(p[i]), signedValue<D>(expected[i]),
-                         signedValue<D>(decode<D>(bits))),
-             i);
-      return;
+  for (;;) {
+    bool all = true;
+    for (int64_t i = 0, n = in.n; i < n; ++i) {
+      auto *addr = reinterpret_cast<B *>(mem.translateForAtomicRead(p[i], size));
+      r[i] = __atomic_load_n(addr, __ATOMIC_SEQ_CST) == encode<D>(expected[i]);
+      all &= r[i] != 0;
     }
+    if (HasTimeout || all || !f.waitForOthers(in.site))
+      return;
   }
 }
 
@@ -417,6 +417,8 @@ bool lowerAtomicPoll(mlir::Operation *op, Lowerer &L) {
   if (!pointee || *pointee != d || !isInteger(d) || byteSize(d) < 2)
     return L.error(op, "atomic_poll needs a pointer to 16-, 32- or 64-bit integers of the "
                        "expected value's type");
+  if (!hasTimeout)
+    L.mayWait();
   L.emit(op, pickAccess<AtomicPoll>(d, hasTimeout), operands, {r});
   return true;
 }

@@ -128,9 +128,36 @@ struct WhileData {
   std::vector<SlotId> passed;  ///< and the values it forwards
 };
 
+/// The loop state of an scf.while: its before region's arguments, byte for byte.
+void snapshot(Frame &f, const std::vector<SlotId> &state, std::vector<uint8_t> &out) {
+  out.clear();
+  for (SlotId s : state)
+    out.insert(out.end(), f.bytes(s), f.bytes(s) + f.slot(s).bytes());
+}
+
+bool sameState(Frame &f, const std::vector<SlotId> &state, const std::vector<uint8_t> &before) {
+  size_t at = 0;
+  for (SlotId s : state) {
+    size_t n = f.slot(s).bytes();
+    if (std::memcmp(f.bytes(s), before.data() + at, n) != 0)
+      return false;
+    at += n;
+  }
+  return true;
+}
+
+/// A spinning program: an iteration that ends in the state it began with and changed no
+/// memory will repeat forever unless another program changes memory (the loop is
+/// deterministic, and it is all this program does). Then the program waits for the others
+/// (Frame::waitForOthers) instead of spinning: decoupled look-back, locks and flags set
+/// by programs that run after it complete in any order.
 void whileKernel(Frame &f, const Instr &in) {
   const auto &d = *static_cast<const WhileData *>(in.data);
-  copySlots(f, d.inits, d.before->blocks[0].arguments);
+  const std::vector<SlotId> &state = d.before->blocks[0].arguments;
+  copySlots(f, d.inits, state);
+  std::vector<uint8_t> previous;
+  snapshot(f, state, previous);
+  uint64_t changes = f.memory->changes();
   for (;;) {
     if (!runBody(f, *d.before))
       return;
@@ -142,7 +169,14 @@ void whileKernel(Frame &f, const Instr &in) {
     const Terminator *y = runBody(f, *d.after);
     if (!y)
       return;
-    copySlots(f, y->operands, d.before->blocks[0].arguments);
+    copySlots(f, y->operands, state);
+    if (f.memory->changes() == changes && sameState(f, state, previous)) {
+      if (!f.waitForOthers(in.site))
+        return;
+    } else {
+      snapshot(f, state, previous);
+    }
+    changes = f.memory->changes();
   }
 }
 
@@ -164,6 +198,7 @@ bool lowerWhile(mlir::Operation *op, Lowerer &L) {
   d.passed.assign(condition.begin() + 1, condition.end());
   if (!defineResults(op, L, d.results))
     return false;
+  L.mayWait();
   L.emit(op, &whileKernel, {}, {}, L.keep(std::move(d)));
   return true;
 }

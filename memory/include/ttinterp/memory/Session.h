@@ -221,6 +221,8 @@ public:
     Region &r = *regions_[regionIndex].region;
     if (hazards_)
       hazards_->record(a, size, kind);
+    if (kind == AccessKind::Write)
+      noteChange(); // atomics call it themselves, only when they change the bytes
     if (concurrent_)
       r.dirty.setConcurrent(a - r.range.lo, size);
     else
@@ -253,6 +255,16 @@ public:
   /// how far outside its extent, or that no region holds the address.
   std::string describeFault(uint64_t p, uint32_t size) const;
 
+  /// Counts stores that may have changed memory, while programs run one at a time: a
+  /// program in a loop whose state repeats with this count unchanged waits for memory
+  /// only another program can change (see Executor.cpp). Not counted concurrently.
+  void noteChange() const {
+    if (!concurrent_)
+      ++changes_;
+  }
+  uint64_t changes() const { return changes_; }
+  bool concurrent() const { return concurrent_; }
+
   /// Marks that several threads will store concurrently (dirty bits use atomics).
   void setConcurrent(bool c) { concurrent_ = c; }
   /// Routes every access to `tracker` (programs must then run one at a time).
@@ -272,6 +284,7 @@ private:
   std::vector<uint64_t> pointers_;
   std::vector<RegionInfo> regions_; ///< Sorted by (memory, range.lo).
   bool concurrent_ = false;
+  mutable uint64_t changes_ = 0;
   HazardTracker *hazards_ = nullptr;
 };
 

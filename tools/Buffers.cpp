@@ -24,6 +24,7 @@ void fillBuffer(const BufferSpec &b, uint8_t *data) {
   switch (b.init) {
   case InitKind::Zeros:
   case InitKind::Npy:
+  case InitKind::Addresses: // filled by HostBuffers::create, once every buffer has its address
     std::memset(data, 0, b.byteSize);
     return;
   case InitKind::Arange:
@@ -117,6 +118,19 @@ bool HostBuffers::create(const Spec &spec, std::string &error) {
   for (size_t i = 0; i < n; ++i)
     if (spec.buffers[i].aliasOf)
       data_[i] = data_[spec.buffers[i].root] + spec.buffers[i].rootOffset;
+  // Tables last: their targets may come after them in the spec. parseSpec refused device
+  // buffers here, so every address is a host address.
+  for (size_t i = 0; i < n; ++i) {
+    const BufferSpec &b = spec.buffers[i];
+    if (b.init != InitKind::Addresses)
+      continue;
+    for (size_t k = 0; k < b.addresses.size(); ++k) {
+      const AddressEntry &e = b.addresses[k];
+      uint64_t address = reinterpret_cast<uintptr_t>(data_[e.buffer]) +
+                         uint64_t(e.offset) * uint64_t(byteSize(spec.buffers[e.buffer].dtype));
+      std::memcpy(data_[i] + k * sizeof(uint64_t), &address, sizeof(address));
+    }
+  }
   return true;
 }
 

@@ -164,6 +164,9 @@ int Run::execute(const std::string &specPath) {
   if (adjust_)
     if (std::optional<SpecError> e = adjust_(spec_))
       return badInput(e->kind, e->message);
+  // Checked again: check --native moves every buffer to the device after parsing.
+  if (std::string e = addressInitError(spec_); !e.empty())
+    return badInput("spec", fmt::format("{}: {}", spec_.file, e));
 
   // Shadow-free mode would have kernels dereference device addresses on the host.
   if (options_.inPlace)
@@ -262,13 +265,17 @@ void Run::printHazards(const interp::LaunchResult &result, LaunchReport &rep) {
   rep.hazards = result.hazards;
   rep.hazardBytes = result.hazardBytes;
   hazardBytes_ += rep.hazardBytes;
-  for (const HazardReport &h : rep.hazards)
+  for (const HazardReport &h : rep.hazards) {
+    std::vector<std::string> through = h.arguments;
+    for (const std::string &b : h.reachable)
+      through.push_back("reachable " + b);
     fmt::print(out_,
                "  hazard: {} on {} bytes {}..{} of buffer '{}' ({}): program ({}, {}, {}) at {} "
                "then program ({}, {}, {}) at {}\n",
-               h.kind, h.bytes, h.offset, h.offset + h.bytes, h.buffer, fmt::join(h.arguments, ", "),
+               h.kind, h.bytes, h.offset, h.offset + h.bytes, h.buffer, fmt::join(through, ", "),
                h.first[0], h.first[1], h.first[2], h.firstLocation, h.second[0], h.second[1],
                h.second[2], h.secondLocation);
+  }
   if (rep.hazardBytes)
     fmt::print(out_, "  hazards: {} conflicting bytes\n", rep.hazardBytes);
 }
@@ -307,6 +314,15 @@ int Run::checkDonations(size_t index, const LaunchSpec &l,
                                     b.name),
                         index);
     }
+    for (size_t r : l.reachable)
+      if (r != d && buffers_.range(r).overlaps(donated))
+        return badInput("spec",
+                        fmt::format("{}: {}.donate: buffer '{}' shares memory with reachable "
+                                    "buffer '{}' of the same launch; a donated buffer must not "
+                                    "overlap the launch's other buffers",
+                                    spec_.file, l.path, spec_.buffers[d].name,
+                                    spec_.buffers[r].name),
+                        index);
   }
   return kExitOk;
 }
@@ -442,6 +458,21 @@ int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::
       request.values[p].real = a.scalar.real;
     }
   }
+  // A reachable buffer is all of its buffer, C-contiguous: the allocation a table's
+  // addresses point into.
+  for (size_t r : l.reachable) {
+    const BufferSpec &b = spec_.buffers[r];
+    PointerArgument arg;
+    arg.buffer = b.name;
+    arg.memory = &buffers_.memory(r);
+    arg.view.address = buffers_.address(r);
+    arg.view.dtype = b.dtype;
+    arg.view.shape = b.shape;
+    arg.view.strides = contiguousStrides(b.shape);
+    if (std::find(l.donate.begin(), l.donate.end(), r) != l.donate.end())
+      request.donors.push_back(uint32_t(request.pointers.size() + request.reachable.size()));
+    request.reachable.push_back(std::move(arg));
+  }
   for (size_t d : l.donate)
     request.donations.push_back(
         {&buffers_.memory(d), buffers_.range(d), spec_.buffers[d].name, l.path});
@@ -484,6 +515,10 @@ int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::
                                fmt::join(spec.strides, ", "), spec.padNaN ? ", padding nan" : "");
         args.push_back(fmt::format("{}={} ({})", pointers[a].name, target, accessName(r.access[a])));
       }
+      for (size_t k = 0; k < request.reachable.size(); ++k)
+        if (r.regionOfPointer[pointers.size() + k] == n)
+          args.push_back(fmt::format("reachable {} ({})", request.reachable[k].buffer,
+                                     accessName(r.access[pointers.size() + k])));
       fmt::print(out_, "  region {}: {:>8}  {}; {}\n", n, bytes(rep.regions[n].bytes),
                  fmt::join(args, ", "), rep.regions[n].shadow);
     }
@@ -491,6 +526,10 @@ int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::
       if (r.regionOfPointer[a] == interp::LaunchResult::kNoRegion)
         fmt::print(out_, "  no bytes: {}={} ({})\n", pointers[a].name, pointers[a].buffer,
                    accessName(r.access[a]));
+    for (size_t k = 0; k < request.reachable.size(); ++k)
+      if (r.regionOfPointer[pointers.size() + k] == interp::LaunchResult::kNoRegion)
+        fmt::print(out_, "  no bytes: reachable {} ({})\n", request.reachable[k].buffer,
+                   accessName(r.access[pointers.size() + k]));
     for (const PairReport &p : rep.pairs)
       if (p.overlap != "disjoint")
         fmt::print(out_, "  {} ~ {}: {}\n", p.a, p.b, p.overlap);
@@ -683,9 +722,10 @@ int Run::finish(int code) {
     for (size_t i = 0; i < spec_.buffers.size(); ++i) {
       const BufferSpec &b = spec_.buffers[i];
       size_t size = buffers_.range(i).size();
-      options_.finalBuffers->push_back({b.name, b.dtype, b.shape,
-                                        std::vector<uint8_t>(buffers_.data(i), buffers_.data(i) + size),
-                                        i < released_.size() && released_[i].has_value()});
+      options_.finalBuffers->push_back(
+          {b.name, b.dtype, b.shape,
+           std::vector<uint8_t>(buffers_.data(i), buffers_.data(i) + size),
+           i < released_.size() && released_[i].has_value(), b.init == InitKind::Addresses});
     }
   if (options_.hazardBytes)
     *options_.hazardBytes = hazardBytes_;
@@ -761,7 +801,7 @@ int checkSpec(const std::string &specPath, const RunOptions &options, std::ostre
       continue;
     }
     for (size_t b = 0; b < reference.size() && b < result.size(); ++b) {
-      if (reference[b].donated || reference[b].bytes == result[b].bytes)
+      if (reference[b].donated || reference[b].addresses || reference[b].bytes == result[b].bytes)
         continue;
       differs = true;
       fmt::print(out, "check: buffer '{}' differs with the {} program order:\n", reference[b].name,
@@ -824,8 +864,10 @@ void runNatively(Spec &spec) {
   for (BufferSpec &b : spec.buffers)
     b.device = true;
   for (LaunchSpec &l : spec.launches)
-    if (l.kind == StepKind::Launch && findNativeBinary(l))
+    if (l.kind == StepKind::Launch && findNativeBinary(l)) {
       l.donate.clear();
+      l.reachable.clear();
+    }
 }
 
 } // namespace

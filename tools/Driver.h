@@ -47,6 +47,9 @@ struct RunOptions {
     std::vector<int64_t> shape;
     std::vector<uint8_t> bytes;
     bool donated = false;
+    /// Filled with addresses (an `addresses` init): they differ from run to run, so check
+    /// does not compare it.
+    bool addresses = false;
   };
   std::vector<FinalBuffer> *finalBuffers = nullptr;
   /// Set by the run: conflicting bytes found with `hazards` on.

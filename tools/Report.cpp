@@ -47,9 +47,10 @@ std::string renderReport(const RunReport &report) {
     Json regions = Json::array();
     for (const RegionReport &r : l.regions)
       regions.push_back({{"buffers", r.buffers},
-                       {"arguments", r.arguments},
-                       {"bytes", r.bytes},
-                       {"shadow", r.shadow}});
+                         {"arguments", r.arguments},
+                         {"reachable", r.reachable},
+                         {"bytes", r.bytes},
+                         {"shadow", r.shadow}});
     j["regions"] = regions;
     Json pairs = Json::array();
     for (const PairReport &p : l.pairs)
@@ -60,6 +61,7 @@ std::string renderReport(const RunReport &report) {
       hazards.push_back({{"kind", h.kind},
                          {"programs", {h.first, h.second}},
                          {"arguments", h.arguments},
+                         {"reachable", h.reachable},
                          {"buffer", h.buffer},
                          {"byte_offset", h.offset},
                          {"bytes", h.bytes},

@@ -223,9 +223,65 @@ std::string resolve(const std::string &baseDir, const std::string &p) {
   return (std::filesystem::path(baseDir) / path).lexically_normal().string();
 }
 
-void parseInit(BufferSpec &b, const Json &j, const std::string &path, const std::string &baseDir) {
-  const char *forms = "\"zeros\", \"arange\", {\"fill\": v}, {\"npy\": path} or "
-                      "{\"uniform\": [lo, hi], \"seed\": s}";
+/// An `addresses` entry's buffer, named before every buffer is known.
+struct PendingAddress {
+  size_t table = 0, entry = 0;
+  std::string name;
+  std::string path; ///< "buffers.t.init.addresses[1]".
+};
+
+void parseAddresses(BufferSpec &b, const Json &j, const std::string &path, size_t table,
+                    std::vector<PendingAddress> &pending) {
+  const std::string apath = member(path, "addresses");
+  // Addresses are 64-bit: only a 64-bit integer buffer holds them as Triton's tables do.
+  if (b.dtype != DType::I64)
+    fail(apath, fmt::format("an addresses init fills an i64 buffer (addresses are 64-bit "
+                            "integers); buffer '{}' has dtype {}",
+                            b.name, name(b.dtype)));
+  const Json &list = j["addresses"];
+  if (!list.is_array())
+    fail(apath, fmt::format("expected an array of {{\"buffer\": name, \"offset\": n}}, got {}",
+                            kindOf(list)));
+  if (int64_t(list.size()) != b.numElements)
+    fail(apath, fmt::format("{} addresses for buffer '{}' of {} elements (one per element)",
+                            list.size(), b.name, b.numElements));
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string epath = element(apath, i);
+    expectObject(list[i], epath, {"buffer", "offset"});
+    AddressEntry e;
+    std::string target =
+        string(required(list[i], epath, "buffer"), member(epath, "buffer"), "a buffer name");
+    if (list[i].contains("offset"))
+      e.offset = integer(list[i]["offset"], member(epath, "offset"), 0,
+                         std::numeric_limits<int64_t>::max(), "a non-negative element offset");
+    b.addresses.push_back(e);
+    pending.push_back({table, i, target, epath});
+  }
+}
+
+/// Names each addresses entry's buffer once all buffers are known (a table may come before
+/// its targets in the file), and checks offsets and where the buffers live.
+void resolveAddresses(Spec &spec, const std::vector<PendingAddress> &pending) {
+  for (const PendingAddress &p : pending) {
+    BufferSpec &table = spec.buffers[p.table];
+    std::optional<size_t> target = spec.findBuffer(p.name);
+    if (!target)
+      fail(member(p.path, "buffer"), fmt::format("unknown buffer '{}'", p.name));
+    const BufferSpec &t = spec.buffers[*target];
+    AddressEntry &e = table.addresses[p.entry];
+    e.buffer = *target;
+    // An address must name an element; an empty buffer has only its start.
+    if (t.numElements == 0 ? e.offset != 0 : e.offset >= t.numElements)
+      fail(member(p.path, "offset"),
+           fmt::format("offset {} is outside buffer '{}' ({} elements of {})", e.offset, t.name,
+                       t.numElements, name(t.dtype)));
+  }
+}
+
+void parseInit(BufferSpec &b, const Json &j, const std::string &path, const std::string &baseDir,
+               size_t index, std::vector<PendingAddress> &pending) {
+  const char *forms = "\"zeros\", \"arange\", {\"fill\": v}, {\"npy\": path}, "
+                      "{\"uniform\": [lo, hi], \"seed\": s} or {\"addresses\": [...]}";
   if (j.is_string()) {
     if (j == "zeros")
       b.init = InitKind::Zeros;
@@ -245,6 +301,10 @@ void parseInit(BufferSpec &b, const Json &j, const std::string &path, const std:
     expectObject(j, path, {"npy"});
     b.init = InitKind::Npy;
     b.npyPath = resolve(baseDir, string(j["npy"], member(path, "npy"), "a file path"));
+  } else if (j.contains("addresses")) {
+    expectObject(j, path, {"addresses"});
+    b.init = InitKind::Addresses;
+    parseAddresses(b, j, path, index, pending);
   } else if (j.contains("uniform")) {
     expectObject(j, path, {"uniform", "seed"});
     b.init = InitKind::Uniform;
@@ -290,7 +350,8 @@ void checkBufferName(const std::string &name, const std::string &path) {
                            Json(name).dump()));
 }
 
-void parseBuffers(Spec &spec, const Json &j, std::map<size_t, std::string> &aliasNames) {
+void parseBuffers(Spec &spec, const Json &j, std::map<size_t, std::string> &aliasNames,
+                  std::vector<PendingAddress> &pending) {
   const std::string path = "buffers";
   if (!j.is_object())
     fail(path, fmt::format("expected an object mapping names to buffers, got {}", kindOf(j)));
@@ -324,7 +385,7 @@ void parseBuffers(Spec &spec, const Json &j, std::map<size_t, std::string> &alia
       if (o.contains("byte_offset"))
         fail(member(b.path, "byte_offset"), "byte_offset is only valid together with alias_of");
       if (o.contains("init"))
-        parseInit(b, o["init"], member(b.path, "init"), spec.baseDir);
+        parseInit(b, o["init"], member(b.path, "init"), spec.baseDir, spec.buffers.size(), pending);
       if (o.contains("device")) {
         std::string dpath = member(b.path, "device");
         std::string where = string(o["device"], dpath, "\"cuda\" or \"host\"");
@@ -534,7 +595,8 @@ LaunchSpec parseLaunch(const Spec &spec, const Json &j, const std::string &path)
     l.kind = StepKind::Step;
     return l;
   }
-  expectObject(j, path, {"kernel", "function", "grid", "args", "donate", "native", "metadata"});
+  expectObject(j, path,
+               {"kernel", "function", "grid", "args", "donate", "reachable", "native", "metadata"});
   l.kind = StepKind::Launch;
   l.kernel = string(required(j, path, "kernel"), member(path, "kernel"), "a TTIR file path");
   l.kernelPath = resolve(spec.baseDir, l.kernel);
@@ -584,18 +646,28 @@ LaunchSpec parseLaunch(const Spec &spec, const Json &j, const std::string &path)
     // Donation is about the interpreter's shadows, which a native launch does not use.
     if (j.contains("donate"))
       fail(member(path, "donate"), "a native launch cannot donate buffers");
+    if (j.contains("reachable"))
+      fail(member(path, "reachable"), "a native launch reaches device memory directly; "
+                                      "reachable is for interpreted launches");
   }
+
+  // A buffer also passed as an argument may be listed too: it changes nothing (the same
+  // bytes join the same region), so it is allowed.
+  if (j.contains("reachable"))
+    l.reachable = bufferList(spec, j["reachable"], member(path, "reachable"));
 
   if (j.contains("donate")) {
     std::string dpath = member(path, "donate");
     l.donate = bufferList(spec, j["donate"], dpath);
     for (size_t i = 0; i < l.donate.size(); ++i) {
-      bool passed = false;
+      bool passed =
+          std::find(l.reachable.begin(), l.reachable.end(), l.donate[i]) != l.reachable.end();
       for (const ArgSpec &a : l.args)
         passed |= a.kind != ArgKind::Scalar && a.buffer == l.donate[i];
       if (!passed)
-        fail(element(dpath, i), fmt::format("buffer '{}' is not an argument of this launch",
-                                            spec.buffers[l.donate[i]].name));
+        fail(element(dpath, i),
+             fmt::format("buffer '{}' is not an argument or reachable buffer of this launch",
+                         spec.buffers[l.donate[i]].name));
     }
   }
   return l;
@@ -629,6 +701,27 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape) {
       s = std::numeric_limits<int64_t>::max();
   }
   return strides;
+}
+
+std::string addressInitError(const Spec &spec) {
+  for (const BufferSpec &b : spec.buffers) {
+    if (b.init != InitKind::Addresses)
+      continue;
+    std::string path = member(member(b.path, "init"), "addresses");
+    // The table is filled on the host before it is uploaded, and holds host addresses; a GPU
+    // would need device addresses, which the interpreter cannot dereference.
+    if (b.device)
+      return fmt::format("{}: buffer '{}' is a device buffer; an addresses table holds host "
+                         "addresses, so it and its targets must be host buffers",
+                         path, b.name);
+    for (size_t i = 0; i < b.addresses.size(); ++i)
+      if (spec.buffers[b.addresses[i].buffer].device)
+        return fmt::format("{}: buffer '{}' is a device buffer; an addresses table holds host "
+                           "addresses, so it and its targets must be host buffers",
+                           member(element(path, i), "buffer"),
+                           spec.buffers[b.addresses[i].buffer].name);
+  }
+  return "";
 }
 
 bool Spec::usesCuda() const { return !firstCudaUse().empty(); }
@@ -684,9 +777,13 @@ std::optional<Spec> parseSpec(std::string_view text, const std::string &file,
   try {
     expectObject(root, "", {"buffers", "launches"});
     std::map<size_t, std::string> aliasNames;
+    std::vector<PendingAddress> pending;
     if (root.contains("buffers"))
-      parseBuffers(spec, root["buffers"], aliasNames);
+      parseBuffers(spec, root["buffers"], aliasNames, pending);
     resolveAliases(spec, aliasNames);
+    resolveAddresses(spec, pending);
+    if (std::string e = addressInitError(spec); !e.empty())
+      throw SpecError{"", e};
     const Json &launches = required(root, "", "launches");
     if (!launches.is_array())
       fail("launches", fmt::format("expected an array, got {}", kindOf(launches)));

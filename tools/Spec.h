@@ -30,7 +30,13 @@ struct ScalarValue {
   double real = 0;
 };
 
-enum class InitKind { Zeros, Arange, Fill, Npy, Uniform };
+enum class InitKind { Zeros, Arange, Fill, Npy, Uniform, Addresses };
+
+/// One entry of an `addresses` init: the address of element `offset` of a buffer.
+struct AddressEntry {
+  size_t buffer = 0;
+  int64_t offset = 0; ///< In elements of that buffer's dtype.
+};
 
 struct BufferSpec {
   std::string name;
@@ -53,6 +59,7 @@ struct BufferSpec {
   std::string npyPath;      ///< InitKind::Npy, resolved against the spec's folder.
   double low = 0, high = 0; ///< InitKind::Uniform: [low, high).
   uint64_t seed = 0;        ///< InitKind::Uniform.
+  std::vector<AddressEntry> addresses; ///< InitKind::Addresses: one per element.
 };
 
 /// Descriptor: a host-side tensor descriptor over a view (docs/spec.md); it
@@ -83,7 +90,9 @@ struct LaunchSpec {
   std::array<int64_t, 3> grid = {1, 1, 1};
   std::vector<ArgSpec> args;
   std::vector<size_t> donate; ///< Buffer indices, in spec order.
-  std::vector<size_t> sync;   ///< StepKind::Sync: buffer indices.
+  /// Buffers the kernel may reach without receiving them (interp::LaunchRequest::reachable).
+  std::vector<size_t> reachable;
+  std::vector<size_t> sync; ///< StepKind::Sync: buffer indices.
   /// "native": run Triton's binary at nativePath on the GPU instead of interpreting `kernel`
   /// (which still gives the parameter types). Empty: interpreted.
   std::string native, nativePath;
@@ -124,6 +133,11 @@ std::optional<Spec> loadSpec(const std::string &path, std::string &error);
 /// the JSON path.
 bool bindArguments(const Spec &spec, LaunchSpec &launch, const std::string &function,
                    const std::vector<interp::Parameter> &parameters, std::string &error);
+
+/// Why an `addresses` init cannot be filled (a device buffer as the table or a target: the
+/// table holds host addresses), as "JSON path: message"; empty when every one can. parseSpec
+/// checks it; check --native moves buffers to the device afterwards and checks again.
+std::string addressInitError(const Spec &spec);
 
 /// The C-contiguous strides (in elements) of `shape`.
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &shape);

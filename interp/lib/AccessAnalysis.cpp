@@ -6,7 +6,9 @@
 // operands or of the values its regions yield. Coarse, but it only has to
 // separate the parameters, and kernels keep them apart. Then each op with a
 // global-memory effect (from the ops' declared MemoryEffects) gives its
-// pointer operands' parameters a read and/or a write.
+// pointer operands' parameters a read and/or a write. What an op does through
+// a pointer of unknown provenance is also collected on its own: it is all a
+// launch's reachable buffers (pointer tables' targets) can see.
 //
 //===----------------------------------------------------------------------===//
 #include "AccessAnalysis.h"
@@ -54,9 +56,10 @@ public:
     }
   }
 
-  std::vector<Access> accesses() {
-    std::vector<Access> result(unknown_, Access::None);
-    bool untraceable = false;
+  AccessSummary accesses() {
+    AccessSummary summary;
+    std::vector<Access> &result = summary.parameters;
+    result.assign(unknown_, Access::None);
     for (mlir::Operation *function : functions_)
       function->walk([&](mlir::Operation *op) {
         if (!accessesMemory(op))
@@ -78,16 +81,18 @@ public:
             continue;
           const llvm::BitVector &bits = at(operand);
           if (bits.test(unknown_) || bits.none())
-            untraceable = true;
+            summary.untraced = summary.untraced | access;
           for (unsigned p : bits.set_bits())
             if (p < unknown_)
               result[p] = result[p] | access;
         }
       });
-    if (untraceable)
+    // An untraced pointer may land in any argument too; kept coarse (read-write),
+    // as before reachable buffers existed.
+    if (summary.untraced != Access::None)
       for (size_t p = 0; p < result.size(); ++p)
         result[p] = Access::ReadWrite;
-    return result;
+    return summary;
   }
 
 private:
@@ -172,7 +177,7 @@ private:
 
 } // namespace
 
-std::vector<Access> analyzeAccess(mlir::FunctionOpInterface kernel) {
+AccessSummary analyzeAccess(mlir::FunctionOpInterface kernel) {
   Provenance provenance(kernel);
   provenance.solve();
   return provenance.accesses();

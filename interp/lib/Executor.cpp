@@ -119,6 +119,7 @@ void Kernel::applyAccess(const std::vector<ArgumentValue> &arguments,
     if (referenced[p])
       pointers[p].access = access[p];
 }
+Access Kernel::reachableAccess() const { return program_->reachableAccess; }
 const std::string &Kernel::siteOp(uint32_t site) const { return program_->sites.at(site).op; }
 const std::string &Kernel::siteLocation(uint32_t site) const {
   return program_->sites.at(site).location;

@@ -49,7 +49,8 @@ void describeRegions(const LaunchMemory &memory, LaunchResult &result) {
     for (size_t a = 0; a < pointers.size(); ++a)
       if (regionOf[a] == r) {
         addBuffer(pointers[a].buffer);
-        rr.arguments.push_back(pointers[a].name);
+        (pointers[a].reachable ? rr.reachable : rr.arguments)
+            .push_back(pointers[a].reachable ? pointers[a].buffer : pointers[a].name);
       }
     for (const std::string &name : region.buffers)
       addBuffer(name);
@@ -70,6 +71,9 @@ void collectHazards(const HazardTracker &tracker, const LaunchRequest &request,
     for (const PointerArgument &p : request.pointers)
       if (p.view.extent().overlaps({h.lo, h.hi}))
         r.arguments.push_back(p.name);
+    for (const PointerArgument &p : request.reachable)
+      if (p.view.extent().overlaps({h.lo, h.hi}))
+        r.reachable.push_back(p.buffer);
     for (const NamedBuffer &b : request.buffers)
       if (!b.inner && h.lo >= b.range.lo && h.lo < b.range.hi) {
         r.buffer = b.name;
@@ -99,19 +103,31 @@ LaunchResult Launcher::fail(Fault fault, const std::vector<NamedBuffer> &buffers
 
 LaunchResult Launcher::launch(const LaunchRequest &request,
                               const std::function<void(const LaunchResult &)> &beforeRun) {
+  std::vector<PointerArgument> pointers = request.pointers;
+  request.kernel->applyAccess(request.values, pointers);
+  // Reachable buffers follow the arguments: their tags come after the parameters' and
+  // ArgumentValue::pointerIndex never names them. Only untraced pointers reach them.
+  for (PointerArgument p : request.reachable) {
+    p.name.clear();
+    p.reachable = true;
+    p.access = request.kernel->reachableAccess();
+    pointers.push_back(std::move(p));
+  }
+
   // A buffer released by an earlier donation must not be touched again.
-  for (const PointerArgument &p : request.pointers)
+  for (const PointerArgument &p : pointers)
     if (const Session::Donation *d = session_.released(*p.memory, p.view.extent())) {
       Fault f;
       f.kind = "donated_buffer";
-      f.message = fmt::format("argument '{}' (buffer '{}') uses memory of buffer '{}', which {} "
-                              "donated and a step released",
-                              p.name, p.buffer, d->buffer, d->donor);
+      f.message =
+          fmt::format("{} uses memory of buffer '{}', which {} donated and a step "
+                      "released",
+                      p.reachable ? fmt::format("reachable buffer '{}'", p.buffer)
+                                  : fmt::format("argument '{}' (buffer '{}')", p.name, p.buffer),
+                      d->buffer, d->donor);
       return fail(std::move(f), request.buffers);
     }
 
-  std::vector<PointerArgument> pointers = request.pointers;
-  request.kernel->applyAccess(request.values, pointers);
   LaunchResult result;
   uint64_t inBefore = session_.stats().bytesIn;
   LaunchMemory memory;
@@ -131,8 +147,8 @@ LaunchResult Launcher::launch(const LaunchRequest &request,
   PlanCache::Result plan = plans_.get(request.kernelHash, views, request.donors, request.plan);
   result.planKey = plan.plan->key;
   result.planCached = plan.hit;
-  for (size_t a = 0; a < pointers.size(); ++a)
-    for (size_t b = a + 1; b < pointers.size(); ++b)
+  for (size_t a = 0; a < request.pointers.size(); ++a)
+    for (size_t b = a + 1; b < request.pointers.size(); ++b)
       result.pairs.push_back({pointers[a].name, pointers[b].name,
                               std::string(name(plan.plan->aliasing.pair(a, b)))});
   if (beforeRun)

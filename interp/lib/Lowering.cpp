@@ -352,7 +352,9 @@ std::unique_ptr<Kernel> Kernel::lower(mlir::FunctionOpInterface fn, std::string 
   }
   mlir::Block &entry = fn.getFunctionBody().front();
   frontend::Signature signature = frontend::signatureOf(fn);
-  std::vector<Access> accesses = analyzeAccess(fn);
+  AccessSummary summary = analyzeAccess(fn);
+  const std::vector<Access> &accesses = summary.parameters;
+  program->reachableAccess = summary.untraced;
   auto parameterError = [&](const std::string &name, const std::string &what) {
     error = fmt::format("{}: error: parameter '{}' {}", frontend::describeLocation(fn.getLoc()),
                         name, what);

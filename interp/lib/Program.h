@@ -96,6 +96,7 @@ public:
   std::string name;
   std::vector<Parameter> parameters;
   std::vector<SlotId> parameterSlots;
+  Access reachableAccess = Access::None; ///< Kernel::reachableAccess.
   std::vector<Slot> slots;
   std::vector<Site> sites;
   std::vector<std::unique_ptr<Function>> functions; ///< [0] is the kernel.

@@ -129,6 +129,14 @@ void Region::adopt(ByteRange r, ShadowState state) {
 // LaunchMemory
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// An argument as messages name it; a reachable buffer has no parameter name.
+std::string who(const PointerArgument &arg) {
+  return arg.reachable ? fmt::format("reachable buffer '{}'", arg.buffer)
+                       : fmt::format("argument '{}' (buffer '{}')", arg.name, arg.buffer);
+}
+} // namespace
+
 uint8_t *LaunchMemory::translateUntagged(uint64_t a, uint32_t size, uint32_t *regionIndex) const {
   // Regions are few; a binary search over their starts finds the candidate.
   auto it =
@@ -155,8 +163,8 @@ std::string LaunchMemory::describeFault(uint64_t p, uint32_t size) const {
                        "error in ttinterp: please report it with the kernel)",
                        a, size);
   if (t == 0 || t > windows_.size())
-    return fmt::format("address 0x{:x} ({} bytes) is not inside any argument's memory "
-                       "(pointer of unknown provenance)",
+    return fmt::format("address 0x{:x} ({} bytes) is not inside any argument's or reachable "
+                       "buffer's memory (pointer of unknown provenance)",
                        a, size);
   const PointerArgument &arg = arguments_[t - 1];
   const Window &w = windows_[t - 1];
@@ -170,9 +178,57 @@ std::string LaunchMemory::describeFault(uint64_t p, uint32_t size) const {
   int64_t delta = int64_t(a - arg.view.address);
   std::string index = delta % int64_t(elem) == 0 ? fmt::format("element {}", delta / int64_t(elem))
                                                  : fmt::format("byte offset {}", delta);
-  return fmt::format("{} of argument '{}' (buffer '{}'), address 0x{:x}, is {} "
-                     "(allowed bytes [0x{:x}, 0x{:x}))",
-                     index, arg.name, arg.buffer, a, where, w.lo, w.hi);
+  return fmt::format("{} of {}, address 0x{:x}, is {} (allowed bytes [0x{:x}, 0x{:x}))", index,
+                     who(arg), a, where, w.lo, w.hi);
+}
+
+void LaunchMemory::buildOwners() {
+  // A sweep over the extents' ends: each elementary interval between two ends
+  // belongs to the widest extent covering it (a max-heap of the open extents,
+  // closed ones dropped lazily when they reach the top).
+  struct Extent {
+    uint64_t lo, hi;
+    uint32_t tag;
+  };
+  std::vector<Extent> extents;
+  std::vector<uint64_t> points;
+  for (size_t i = 0; i < arguments_.size(); ++i) {
+    ByteRange e = arguments_[i].view.extent();
+    if (e.empty())
+      continue;
+    extents.push_back({e.lo, e.hi, uint32_t(i + 1)});
+    points.push_back(e.lo);
+    points.push_back(e.hi);
+  }
+  std::sort(extents.begin(), extents.end(),
+            [](const Extent &x, const Extent &y) { return x.lo < y.lo; });
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  auto lessPreferred = [](const Extent &x, const Extent &y) {
+    uint64_t wx = x.hi - x.lo, wy = y.hi - y.lo;
+    return wx != wy ? wx < wy : x.tag > y.tag;
+  };
+  std::vector<Extent> open;
+  owners_.clear();
+  size_t next = 0;
+  for (size_t k = 0; k + 1 < points.size(); ++k) {
+    uint64_t lo = points[k], hi = points[k + 1];
+    for (; next < extents.size() && extents[next].lo <= lo; ++next) {
+      open.push_back(extents[next]);
+      std::push_heap(open.begin(), open.end(), lessPreferred);
+    }
+    while (!open.empty() && open.front().hi <= lo) {
+      std::pop_heap(open.begin(), open.end(), lessPreferred);
+      open.pop_back();
+    }
+    if (open.empty())
+      continue;
+    uint32_t tag = open.front().tag;
+    if (!owners_.empty() && owners_.back().hi == lo && owners_.back().tag == tag)
+      owners_.back().hi = hi;
+    else
+      owners_.push_back({lo, hi, tag});
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -194,33 +250,29 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
   out = LaunchMemory();
   out.arguments_ = arguments;
   if (arguments.size() > tagged::kMaxTag - 1) {
-    error = fmt::format("too many pointer arguments ({})", arguments.size());
+    error = fmt::format("too many pointer arguments and reachable buffers ({})", arguments.size());
     return false;
   }
   std::vector<Interval> intervals;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const PointerArgument &arg = arguments[i];
     if (auto why = arg.view.validate()) {
-      error = fmt::format("argument '{}' (buffer '{}'): {}", arg.name, arg.buffer, *why);
+      error = fmt::format("{}: {}", who(arg), *why);
       return false;
     }
     ByteRange e = arg.view.extent();
     if (e.hi > tagged::kAddressMask) {
-      error = fmt::format("argument '{}' (buffer '{}') lies above the 48-bit address space "
-                          "ttinterp supports",
-                          arg.name, arg.buffer);
+      error = fmt::format("{} lies above the 48-bit address space ttinterp supports", who(arg));
       return false;
     }
     if (arg.kernelAddress && (*arg.kernelAddress < e.lo || *arg.kernelAddress > e.hi)) {
-      error = fmt::format("argument '{}' (buffer '{}'): its pointer {:#x} lies outside its view "
-                          "[{:#x}, {:#x})",
-                          arg.name, arg.buffer, *arg.kernelAddress, e.lo, e.hi);
+      error = fmt::format("{}: its pointer {:#x} lies outside its view [{:#x}, {:#x})", who(arg),
+                          *arg.kernelAddress, e.lo, e.hi);
       return false;
     }
     if (options_.inPlace && arg.memory != &HostMemory::instance()) {
-      error = fmt::format("argument '{}' (buffer '{}') is in {} memory: in-place mode needs host "
-                          "buffers",
-                          arg.name, arg.buffer, arg.memory->name());
+      error = fmt::format("{} is in {} memory: in-place mode needs host buffers", who(arg),
+                          arg.memory->name());
       return false;
     }
     if (!e.empty())
@@ -357,6 +409,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
   for (size_t a = 0; a < arguments.size(); ++a)
     out.pointers_[a] =
         tagged::make(arguments[a].kernelAddress.value_or(arguments[a].view.address), uint32_t(a + 1));
+  out.buildOwners();
   return true;
 }
 

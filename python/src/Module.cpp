@@ -110,12 +110,15 @@ public:
   /// storage address, storage bytes, buffer name); the view is the whole storage, typed as the
   /// parameter's pointee when its size divides the storage, else bytes. `scalars`: per scalar
   /// parameter (in order) an int or a float. `padNaN`: per pointer parameter, descriptors'
-  /// padding. Returns toResult's None or dict; the Python layer raises a fault.
-  nb::object launch(std::array<int64_t, 3> grid,
-                  const std::vector<std::tuple<uint64_t, uint64_t, uint64_t, std::string>> &pointers,
-                  const std::vector<nb::object> &scalars, const std::vector<bool> &padNaN,
-                  unsigned threads, bool hazards, const std::string &bounds, uint64_t maxSteps,
-                  bool inPlace) const {
+  /// padding. `reachable`: per tensor the kernel may reach through a pointer table, a tuple
+  /// (storage address, storage bytes, name), bound as its whole storage (bytes).
+  /// Returns toResult's None or dict; the Python layer raises a fault.
+  nb::object
+  launch(std::array<int64_t, 3> grid,
+         const std::vector<std::tuple<uint64_t, uint64_t, uint64_t, std::string>> &pointers,
+         const std::vector<nb::object> &scalars, const std::vector<bool> &padNaN, unsigned threads,
+         bool hazards, const std::string &bounds, uint64_t maxSteps, bool inPlace,
+         const std::vector<std::tuple<uint64_t, uint64_t, std::string>> &reachable) const {
     const std::vector<interp::Parameter> &params = entry_.kernel->parameters();
     interp::LaunchRequest request;
     request.kernel = entry_.kernel;
@@ -157,6 +160,16 @@ public:
     }
     if (nextPointer != pointers.size() || nextScalar != scalars.size())
       throw nb::value_error("more arguments than the kernel has parameters");
+    for (const auto &[storage, nbytes, buffer] : reachable) {
+      // No pointee type to go by: the storage's bytes are its bounds.
+      PointerArgument arg;
+      arg.buffer = buffer;
+      arg.view.address = storage;
+      arg.view.dtype = DType::I8;
+      arg.view.shape = {int64_t(nbytes)};
+      arg.view.strides = {1};
+      request.reachable.push_back(std::move(arg));
+    }
 
     request.plan.bounds = bounds == "region" ? BoundsMode::Region : BoundsMode::Argument;
     request.plan.inPlace = inPlace;
@@ -212,6 +225,7 @@ private:
       hd["first_program"] = h.first;
       hd["second_program"] = h.second;
       hd["arguments"] = h.arguments;
+      hd["reachable"] = h.reachable;
       hd["bytes"] = h.bytes;
       hd["first_op"] = h.firstOp;
       hd["first_location"] = h.firstLocation;
@@ -247,7 +261,8 @@ NB_MODULE(_ttinterp, m) {
       .def_prop_ro("name", &PyKernel::name)
       .def_prop_ro("hash", &PyKernel::hash)
       .def_prop_ro("parameters", &PyKernel::parameters)
-      .def("launch", &PyKernel::launch, nb::arg("grid"), nb::arg("pointers"),
-           nb::arg("scalars"), nb::arg("pad_nan"), nb::arg("threads"), nb::arg("hazards"),
-           nb::arg("bounds"), nb::arg("max_steps"), nb::arg("in_place"));
+      .def("launch", &PyKernel::launch, nb::arg("grid"), nb::arg("pointers"), nb::arg("scalars"),
+           nb::arg("pad_nan"), nb::arg("threads"), nb::arg("hazards"), nb::arg("bounds"),
+           nb::arg("max_steps"), nb::arg("in_place"),
+           nb::arg("reachable") = std::vector<std::tuple<uint64_t, uint64_t, std::string>>());
 }

@@ -29,12 +29,14 @@ class Hazard:
         self.first_program = tuple(d["first_program"])
         self.second_program = tuple(d["second_program"])
         self.arguments = list(d["arguments"])  #: parameters whose storage holds the bytes
+        self.reachable = list(d.get("reachable", ()))  #: reachable tensors holding the bytes
         self.bytes = d["bytes"]
         self.first_op, self.first_location = d["first_op"], d["first_location"]
         self.second_op, self.second_location = d["second_op"], d["second_location"]
 
     def __str__(self):
-        return (f"{self.kind} on {self.bytes} bytes of {', '.join(self.arguments)}: program "
+        where = self.arguments + [f"reachable {r}" for r in self.reachable]
+        return (f"{self.kind} on {self.bytes} bytes of {', '.join(where)}: program "
                 f"{self.first_program} at {self.first_location} ({self.first_op}) then program "
                 f"{self.second_program} at {self.second_location} ({self.second_op})")
 

@@ -180,13 +180,18 @@ class Launcher:
         if launch_enter_hook is not None:
             launch_enter_hook(launch_metadata)
         if options.record:
+            if options.reachable:
+                raise ValueError(f"ttinterp: kernel '{self.name}': recording a launch with reachable "
+                                 f"tensors is not supported yet (a bundle's pointer tables would hold "
+                                 f"this process's addresses)")
             from ._record import record_launch
             record_launch(options.record, self.name, ttir_of[function.hash], function.parameters,
                           grid, binding)
         sys.stdout.flush()  # tl.device_print writes to the process's stdout from C++
+        reachable = [(*_storage(t, name)[1:], name) for name, t in options.reachable]
         result = function.launch(grid, binding.pointers, binding.scalars, binding.pad_nan,
                                  options.threads or (os.cpu_count() or 1), options.hazards != "off",
-                                 options.bounds, options.max_steps, options.in_place)
+                                 options.bounds, options.max_steps, options.in_place, reachable)
         if launch_exit_hook is not None:
             launch_exit_hook(launch_metadata)
         self._check(result, options)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Iterator, Optional
 
 _BOUNDS = ("argument", "region")
@@ -25,6 +25,9 @@ class Options:
     in_place: bool = False  #: kernels write tensors directly (no shadow; not transactional)
     autotune: str = "benchmark"  #: @triton.autotune: "benchmark" every config, or take the "first"
     record: Optional[str] = None  #: a folder: write every launch there as a CLI bundle
+    #: tensors launches may reach without receiving them (through a pointer table): a sequence
+    #: of tensors/arrays, or a dict name -> tensor (names appear in faults and hazards)
+    reachable: tuple = field(default=(), compare=False)
 
     def check(self) -> "Options":
         if not isinstance(self.threads, int) or self.threads < 0:
@@ -38,6 +41,25 @@ class Options:
         if self.autotune not in _AUTOTUNE:
             raise ValueError(f"ttinterp: autotune must be one of {_AUTOTUNE}, not {self.autotune!r}")
         return self
+
+    def normalized(self) -> "Options":
+        """With ``reachable`` as a tuple of (name, tensor) pairs."""
+        r = self.reachable
+        if r is None:
+            r = ()
+        if isinstance(r, dict):
+            pairs = tuple((str(k), v) for k, v in r.items())
+        elif isinstance(r, (list, tuple)):
+            pairs = tuple(p if _named(p) else (f"reachable[{i}]", p) for i, p in enumerate(r))
+        else:
+            raise TypeError(f"ttinterp: reachable must be a list or tuple of tensors or a dict "
+                            f"name -> tensor, not {type(r).__name__}")
+        return replace(self, reachable=pairs)
+
+
+def _named(p) -> bool:
+    # Already normalized (an inner options() re-normalizes its outer one's tuple).
+    return isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str)
 
 
 def _env_bool(name: str, value: str) -> bool:
@@ -117,7 +139,7 @@ def options(**overrides) -> Iterator[Options]:
     if unknown:
         raise TypeError(f"ttinterp.options: unknown option(s) {', '.join(unknown)}; "
                         f"known: {', '.join(sorted(names))}")
-    chosen = replace(current(), **overrides).check()
+    chosen = replace(current(), **overrides).check().normalized()
     _stack().append(chosen)
     try:
         yield chosen

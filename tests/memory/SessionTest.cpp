@@ -612,3 +612,45 @@ TEST_CASE("copy-in and write-back of a 16 MiB region on two threads equal the on
   CHECK(one.afterRead.bytesIn == two.afterRead.bytesIn);
   CHECK(one.afterStep.bytesOut == two.afterStep.bytesOut);
 }
+
+TEST_CASE("provenance: an address takes the tag of the widest argument extent holding it") {
+  std::vector<int32_t> buf(32), other(8);
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  // a = buf[0..8), whole = buf[0..32) (reachable), b = buf[24..32), c = other.
+  PointerArgument whole = arg("whole", buf, 0, 32);
+  whole.reachable = true;
+  REQUIRE(session.prepare({arg("a", buf, 0, 8), whole, arg("b", buf, 24, 8), arg("c", other, 0, 8)},
+                          m, error));
+  uint64_t base = reinterpret_cast<uint64_t>(buf.data());
+  // Inside a (8 ints) and whole (32): whole is wider.
+  CHECK(tagged::tag(m.provenance(base + 4)) == 2);
+  CHECK(tagged::tag(m.provenance(base + 100)) == 2);
+  CHECK(tagged::address(m.provenance(base + 100)) == base + 100);
+  CHECK(tagged::tag(m.provenance(reinterpret_cast<uint64_t>(other.data()) + 28)) == 4);
+  // Memory no argument holds: no provenance.
+  CHECK(tagged::tag(m.provenance(8)) == 0);
+  // Equal extents: the first argument wins.
+  LaunchMemory n;
+  REQUIRE(session.prepare({arg("x", other, 0, 8), arg("y", other, 0, 8)}, n, error));
+  CHECK(tagged::tag(n.provenance(reinterpret_cast<uint64_t>(other.data()))) == 1);
+}
+
+TEST_CASE("a reachable buffer's stray access is described as the reachable buffer's") {
+  std::vector<int32_t> buf(8);
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  PointerArgument t = arg("", buf, 0, 8);
+  t.buffer = "table_target";
+  t.reachable = true;
+  REQUIRE(session.prepare({t}, m, error));
+  uint64_t p = m.provenance(reinterpret_cast<uint64_t>(buf.data()) + 28);
+  CHECK(m.translate(p, 4) != nullptr);
+  uint64_t past = tagged::advance(p, 4);
+  CHECK(m.translate(past, 4) == nullptr);
+  std::string why = m.describeFault(past, 4);
+  CHECK(why.find("element 8 of reachable buffer 'table_target'") != std::string::npos);
+  CHECK(why.find("4 bytes past its end") != std::string::npos);
+}

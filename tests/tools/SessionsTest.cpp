@@ -323,3 +323,95 @@ TEST_CASE("empty buffers as the only pointer arguments: a fault when touched, no
       CHECK(x[i] == float(i)); // the fault wrote nothing back
   }
 }
+
+namespace {
+const std::string kTables = sourcePath("tests/data/kernels/pointer_tables/");
+
+/// The raw element bytes of an .npy file of dtype `d` (numpy's or ttinterp's --out).
+std::vector<uint8_t> npyBytes(const std::string &path, DType d) {
+  NpyArray a;
+  std::string error;
+  REQUIRE_MESSAGE(readNpy(path, d, a, error), error);
+  return a.bytes;
+}
+
+/// Runs `ttinterp ARGS` on spec `name` of the pointer_tables fixture, with --out and --report.
+std::unique_ptr<SpecRun> runTables(const std::string &name, const std::string &extra = "",
+                                   const std::string &command = "run") {
+  auto r = std::make_unique<SpecRun>();
+  r->cli = runCli(command + " " + quote(kTables + name) + " --out " + quote(r->dir / "out") +
+                  " --report " + quote(r->dir / "report.json") + " " + extra);
+  std::string text = readFile(r->dir / "report.json");
+  if (!text.empty())
+    r->report = nlohmann::json::parse(text);
+  return r;
+}
+} // namespace
+
+TEST_CASE("the CLI runs Triton's grouped GEMM over matrices reached through address tables") {
+  auto r = runTables("spec.json");
+  REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
+  for (int g = 0; g < 3; ++g) {
+    std::string c = "c" + std::to_string(g);
+    CAPTURE(c);
+    CHECK(npyBytes(r->dir / ("out/" + c + ".npy"), DType::F16) ==
+          npyBytes(kTables + "expected/" + c + ".npy", DType::F16));
+  }
+  // Reachable buffers are listed in their regions, with the access made through the tables.
+  CHECK(r->cli.out.find("reachable a0 (read-write)") != std::string::npos);
+  const nlohmann::json &regions = r->report["launches"][0]["regions"];
+  REQUIRE(regions.size() == 14);
+  CHECK(regions[5]["reachable"] == nlohmann::json::array({"a0"}));
+  CHECK(regions[5]["arguments"] == nlohmann::json::array());
+  CHECK(regions[0]["reachable"] == nlohmann::json::array());
+}
+
+TEST_CASE("the CLI copies through a table and faults naming the reachable buffer it strayed from") {
+  auto ok = runTables("spec_copy.json");
+  REQUIRE_MESSAGE(ok->cli.status == 0, ok->cli.err);
+  CHECK(ok->buffer("out") == floats(kTables + "expected_copy/out.npy"));
+  CHECK(ok->cli.out.find("reachable s1 (read); read in place (no shadow)") != std::string::npos);
+
+  for (const char *bounds : {"arg", "region"}) {
+    CAPTURE(bounds);
+    // Entry 1 points at s0[30]: reading 40 floats strays 10 past s0's end.
+    auto stray = runTables("spec_stray.json", std::string("--bounds ") + bounds);
+    CHECK(stray->cli.status == 1);
+    CHECK(stray->cli.err.find("out_of_bounds") != std::string::npos);
+    CHECK(stray->cli.err.find("element 40 of reachable buffer 's0'") != std::string::npos);
+    // Program 0's copy was dropped with the launch: out keeps its fill.
+    CHECK(stray->buffer("out") == std::vector<float>(120, -1.0f));
+    CHECK(stray->report["error"]["kind"] == "out_of_bounds");
+  }
+  // Entry 2 points into a buffer the launch can neither see nor reach.
+  auto outside = runTables("spec_outside.json");
+  CHECK(outside->cli.status == 1);
+  CHECK(outside->cli.err.find("not inside any argument's or reachable buffer's memory") !=
+        std::string::npos);
+  CHECK(outside->buffer("out") == std::vector<float>(120, -1.0f));
+}
+
+TEST_CASE("the CLI: a table store is seen through an aliasing argument; hazards name the table's "
+          "target") {
+  auto r = runTables("spec_scatter.json", "--hazards");
+  REQUIRE_MESSAGE(r->cli.status == 0, r->cli.err);
+  std::vector<float> x1(64), both(128);
+  for (int i = 0; i < 64; ++i) {
+    x1[size_t(i)] = float(i + 1);
+    both[size_t(i)] = float(i);
+    both[size_t(64 + i)] = float(i + 1);
+  }
+  CHECK(r->buffer("a") == x1);
+  CHECK(r->buffer("out") == both);
+  CHECK(r->cli.out.find("view=a (read-write), reachable a (write); shadow") != std::string::npos);
+  CHECK(r->cli.out.find("of buffer 'a' (view, reachable a): program (0, 0, 0)") !=
+        std::string::npos);
+  const nlohmann::json &hazards = r->report["launches"][0]["hazards"];
+  REQUIRE(!hazards.empty());
+  CHECK(hazards[0]["reachable"] == nlohmann::json::array({"a"}));
+  // check: the same spec, every program order; the table's bytes differ from run to run
+  // (fresh allocations) and are not compared.
+  auto c = runTables("spec_scatter.json", "", "check");
+  CHECK(c.get()->cli.status == 1);
+  CHECK(c->cli.out.find("buffer 'table' differs") == std::string::npos);
+}

@@ -313,7 +313,8 @@ TEST_CASE("donate, sync and step entries are validated") {
   CHECK(specError(R"({"buffers": {"x": {"dtype": "f32", "shape": [1]},
       "y": {"dtype": "f32", "shape": [1]}}, "launches": [
       {"kernel": "k.ttir", "grid": [1], "args": ["x"], "donate": ["y"]}]})") ==
-        "spec.json: launches[0].donate[0]: buffer 'y' is not an argument of this launch");
+        "spec.json: launches[0].donate[0]: buffer 'y' is not an argument or reachable buffer of "
+        "this launch");
   CHECK(specError(R"({"buffers": {"x": {"dtype": "f32", "shape": [1]}}, "launches": [
       {"kernel": "k.ttir", "grid": [1], "args": ["x"], "donate": ["x", "x"]}]})") ==
         "spec.json: launches[0].donate[1]: buffer 'x' is listed twice");
@@ -374,4 +375,83 @@ TEST_CASE("contiguous strides of a zero-element shape whose other sizes overflow
   CHECK(s[1] == 4);
   CHECK(s[0] == std::numeric_limits<int64_t>::max());
   CHECK(contiguousStrides({2, 3, 4}) == std::vector<int64_t>{12, 4, 1});
+}
+
+TEST_CASE("addresses inits and reachable lists: every misuse is one line naming its path") {
+  // t holds the addresses of x[0] and y[2]; y comes after t in the file.
+  const std::string good = R"({"buffers": {"x": {"dtype": "f32", "shape": [4]},
+      "t": {"dtype": "i64", "shape": [2], "init": {"addresses": [{"buffer": "x"},
+                                                               {"buffer": "y", "offset": 2}]}},
+      "y": {"dtype": "f16", "shape": [3]}},
+    "launches": [{"kernel": "k.ttir", "grid": [1], "args": ["t"], "reachable": ["x", "y"],
+                  "donate": ["y"]}]})";
+  Spec spec = parsed(good);
+  const BufferSpec &t = spec.buffers[1];
+  REQUIRE(t.init == InitKind::Addresses);
+  REQUIRE(t.addresses.size() == 2);
+  CHECK(t.addresses[0].buffer == 0);
+  CHECK(t.addresses[0].offset == 0);
+  CHECK(t.addresses[1].buffer == 2);
+  CHECK(t.addresses[1].offset == 2);
+  CHECK(spec.launches[0].reachable == std::vector<size_t>{0, 2});
+  CHECK(spec.launches[0].donate == std::vector<size_t>{2});
+
+  auto table = [](const std::string &dtype, const std::string &shape, const std::string &init,
+                  const std::string &launch = R"("args": [])") {
+    return R"({"buffers": {"x": {"dtype": "f32", "shape": [4]},
+        "t": {"dtype": ")" + dtype + R"(", "shape": )" + shape + R"(, "init": )" + init + R"(}},
+      "launches": [{"kernel": "k.ttir", "grid": [1], )" + launch + "}]}";
+  };
+  CHECK(specError(table("i64", "[1]", R"({"addresses": [{"buffer": "nope"}]})")) ==
+        "spec.json: buffers.t.init.addresses[0].buffer: unknown buffer 'nope'");
+  CHECK(specError(table("i32", "[1]", R"({"addresses": [{"buffer": "x"}]})")) ==
+        "spec.json: buffers.t.init.addresses: an addresses init fills an i64 buffer (addresses are "
+        "64-bit integers); buffer 't' has dtype i32");
+  CHECK(specError(table("f64", "[1]", R"({"addresses": [{"buffer": "x"}]})"))
+            .find("buffer 't' has dtype f64") != std::string::npos);
+  CHECK(specError(table("i64", "[2]", R"({"addresses": [{"buffer": "x"}]})")) ==
+        "spec.json: buffers.t.init.addresses: 1 addresses for buffer 't' of 2 elements (one per "
+        "element)");
+  CHECK(specError(table("i64", "[1]", R"({"addresses": [{"buffer": "x", "offset": 4}]})")) ==
+        "spec.json: buffers.t.init.addresses[0].offset: offset 4 is outside buffer 'x' (4 "
+        "elements of f32)");
+  CHECK(specError(table("i64", "[1]", R"({"addresses": [{"buffer": "x", "offset": -1}]})")) ==
+        "spec.json: buffers.t.init.addresses[0].offset: expected a non-negative element offset, "
+        "got -1");
+  CHECK(specError(table("i64", "[1]", R"({"addresses": [{"buffer": "x", "stride": 1}]})"))
+            .find("buffers.t.init.addresses[0].stride: unknown key 'stride'") != std::string::npos);
+  CHECK(specError(table("i64", "[1]", R"({"addresses": "x"})"))
+            .find("buffers.t.init.addresses: expected an array") != std::string::npos);
+  // A table on the device would need device addresses; one pointing at a device buffer
+  // would hold addresses the host cannot dereference.
+  CHECK(specError(R"({"buffers": {"x": {"dtype": "f32", "shape": [4], "device": "cuda"},
+      "t": {"dtype": "i64", "shape": [1], "init": {"addresses": [{"buffer": "x"}]}}},
+      "launches": []})") ==
+        "spec.json: buffers.t.init.addresses[0].buffer: buffer 'x' is a device buffer; an "
+        "addresses table holds host addresses, so it and its targets must be host buffers");
+  CHECK(specError(R"({"buffers": {"x": {"dtype": "f32", "shape": [4]},
+      "t": {"dtype": "i64", "shape": [1], "device": "cuda",
+            "init": {"addresses": [{"buffer": "x"}]}}}, "launches": []})")
+            .find("buffers.t.init.addresses: buffer 't' is a device buffer") != std::string::npos);
+  // The empty buffer's start is its only address.
+  parsed(R"({"buffers": {"e": {"dtype": "f32", "shape": [0]},
+      "t": {"dtype": "i64", "shape": [1], "init": {"addresses": [{"buffer": "e"}]}}},
+      "launches": []})");
+  // A table may hold its own address.
+  parsed(table("i64", "[1]", R"({"addresses": [{"buffer": "t"}]})"));
+
+  CHECK(specError(table("i64", "[1]", R"("zeros")", R"("args": [], "reachable": ["q"])")) ==
+        "spec.json: launches[0].reachable[0]: unknown buffer 'q'");
+  CHECK(specError(table("i64", "[1]", R"("zeros")", R"("args": [], "reachable": ["x", "x"])")) ==
+        "spec.json: launches[0].reachable[1]: buffer 'x' is listed twice");
+  CHECK(specError(table("i64", "[1]", R"("zeros")", R"("args": [], "reachable": "x")")) ==
+        "spec.json: launches[0].reachable: expected an array of buffer names, got the string "
+        "\"x\"");
+  CHECK(specError(table("i64", "[1]", R"("zeros")",
+                        R"("args": [], "reachable": ["x"], "native": "k.cubin")")) ==
+        "spec.json: launches[0].reachable: a native launch reaches device memory directly; "
+        "reachable is for interpreted launches");
+  // Also an argument: allowed, it changes nothing.
+  Spec both = parsed(table("i64", "[1]", R"("zeros")", R"("args": ["x"], "reachable": ["x"])"));
+  CHECK(both.launches[0].reachable == std::vector<size_t>{0});
 }

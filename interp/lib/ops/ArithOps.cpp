@@ -550,6 +550,9 @@ bool lowerIndexCast(mlir::Operation *op, Lowerer &L) {
 
 } // namespace
 
+/// tt.int_to_ptr's kernel (TensorOps.cpp).
+ExecFn intToPtrKernelFor(DType from);
+
 bool lowerBitcast(mlir::Operation *op, Lowerer &L) {
   SlotId a = L.use(op->getOperand(0));
   SlotId r = L.def(op->getResult(0), op);
@@ -560,6 +563,11 @@ bool lowerBitcast(mlir::Operation *op, Lowerer &L) {
     return L.error(op, "bitcast needs types of one bit width");
   if (from == DType::Ptr && to == DType::Ptr) {
     L.emit(op, &pointerBitcastKernel, {a}, {r});
+    return true;
+  }
+  if (to == DType::Ptr && isInteger(from)) {
+    // An integer made into a pointer, as tt.int_to_ptr makes it (provenance by address).
+    L.emit(op, intToPtrKernelFor(from), {a}, {r});
     return true;
   }
   ExecFn fn = visitAny(from, [&](auto f) -> ExecFn {

@@ -399,9 +399,11 @@ template <DType To> void ptrToIntKernel(Frame &f, const Instr &in) {
 template <DType From> void intToPtrKernel(Frame &f, const Instr &in) {
   const Repr<From> *a = f.at<Repr<From>>(in.operands[0]);
   uint64_t *r = f.at<uint64_t>(in.results[0]);
-  // An integer has no provenance: accesses through it must land in some region.
+  // The address names its buffer (a pointer table's entry, an argument's address
+  // round-tripped): accesses through it are bounded by that buffer from here on.
+  const LaunchMemory &memory = *f.memory;
   for (int64_t i = 0, n = in.n; i < n; ++i)
-    r[i] = tagged::make(uint64_t(a[i]), 0);
+    r[i] = memory.provenance(uint64_t(a[i]));
 }
 
 bool lowerPtrToInt(mlir::Operation *op, Lowerer &L) {
@@ -418,14 +420,21 @@ bool lowerPtrToInt(mlir::Operation *op, Lowerer &L) {
   return true;
 }
 
+} // namespace
+
+/// tt.int_to_ptr's kernel for an integer dtype (shared with tt.bitcast from i64).
+ExecFn intToPtrKernelFor(DType from) {
+  return visitInt(from, [](auto tag) -> ExecFn { return &intToPtrKernel<decltype(tag)::value>; });
+}
+
+namespace {
+
 bool lowerIntToPtr(mlir::Operation *op, Lowerer &L) {
   SlotId a = L.use(op->getOperand(0));
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;
-  ExecFn fn = visitInt(L.slot(a).dtype, [](auto tag) -> ExecFn {
-    return &intToPtrKernel<decltype(tag)::value>;
-  });
+  ExecFn fn = intToPtrKernelFor(L.slot(a).dtype);
   if (!fn)
     return L.error(op, "operand must be an integer");
   L.emit(op, fn, {a}, {r});

@@ -105,6 +105,10 @@ public:
   /// to keep the access they have.
   void applyAccess(const std::vector<ArgumentValue> &arguments,
                    std::vector<PointerArgument> &pointers) const;
+  /// What the kernel may do through pointers it cannot trace to a parameter (loaded
+  /// from memory, made by tt.int_to_ptr): the access of every reachable buffer
+  /// (LaunchRequest::reachable), which only such pointers can touch.
+  Access reachableAccess() const;
 
   /// Runs every program instance of the grid. Returns the first fault, if any;
   /// stores went to `memory`'s shadows either way (the caller decides what goes back).

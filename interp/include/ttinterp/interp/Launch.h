@@ -41,6 +41,7 @@ struct NamedBuffer {
 struct RegionReport {
   std::vector<std::string> buffers;   ///< Named buffers whose bytes it holds.
   std::vector<std::string> arguments; ///< Kernel parameters whose pointers point into it.
+  std::vector<std::string> reachable; ///< Reachable buffers (LaunchRequest::reachable) in it.
   uint64_t bytes = 0;
   std::string shadow; ///< How the launch holds its bytes (shadowStateName).
 };
@@ -56,6 +57,7 @@ struct HazardReport {
   std::string kind; ///< "read-after-write", "write-after-read", "write-after-write".
   std::array<int64_t, 3> first = {0, 0, 0}, second = {0, 0, 0}; ///< Program ids, in run order.
   std::vector<std::string> arguments; ///< Kernel parameters whose extents hold the bytes.
+  std::vector<std::string> reachable; ///< Reachable buffers whose extents hold the bytes.
   std::string buffer;                 ///< The named buffer holding the bytes.
   uint64_t offset = 0, bytes = 0;     ///< Byte range, relative to that buffer's start.
   std::string firstOp, firstLocation, secondOp, secondLocation;
@@ -66,8 +68,16 @@ struct LaunchRequest {
   std::string kernelHash; ///< Structural hash (part of the plan key).
   std::vector<ArgumentValue> values;     ///< One per kernel parameter.
   std::vector<PointerArgument> pointers; ///< Indexed by ArgumentValue::pointerIndex.
-  /// Pointer arguments (positions in `pointers`) whose buffers this launch donates:
-  /// part of the plan key, and `donations` are recorded once the launch succeeds.
+  /// Buffers the kernel may reach without receiving them (through addresses it loads
+  /// from a pointer table), bound to no parameter. They join the memory model as
+  /// arguments do (regions, shadows, write-back, faults, hazards, donation), with the
+  /// access the kernel makes through pointers it cannot trace (Kernel::reachableAccess);
+  /// tt.int_to_ptr of an address inside one gives it that buffer's bounds. `name` is
+  /// ignored; `buffer` names it.
+  std::vector<PointerArgument> reachable;
+  /// Pointer arguments (positions in `pointers`, then `reachable` counted after them)
+  /// whose buffers this launch donates: part of the plan key, and `donations` are
+  /// recorded once the launch succeeds.
   std::vector<uint32_t> donors;
   std::vector<Session::Donation> donations;
   PlanOptions plan;   ///< Bounds, in-place, hazards and threads.
@@ -92,11 +102,13 @@ struct LaunchResult {
   uint64_t bytesIn = 0; ///< Copied into shadows when the launch was prepared.
   /// Regions numbered in the order the pointer arguments first reach them.
   std::vector<RegionReport> regions;
-  /// Per pointer argument: its region's number, kNoRegion for a view with no bytes.
+  /// Per pointer argument, then per reachable buffer: its region's number, kNoRegion for
+  /// a view with no bytes.
   std::vector<size_t> regionOfPointer;
   static constexpr size_t kNoRegion = ~size_t(0);
-  std::vector<Access> access;          ///< Per pointer argument: what the kernel may do.
-  std::vector<PairReport> pairs;       ///< Every pair of pointer arguments, in order.
+  /// Per pointer argument, then per reachable buffer: what the kernel may do.
+  std::vector<Access> access;
+  std::vector<PairReport> pairs; ///< Every pair of pointer arguments (not reachable), in order.
   std::vector<HazardReport> hazards;
   uint64_t hazardBytes = 0; ///< All conflicting bytes (hazards lists at most 100 ranges).
 };

@@ -18,6 +18,7 @@
 #include "ttinterp/memory/HostBlocks.h"
 #include "ttinterp/memory/View.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -29,9 +30,11 @@ namespace ttinterp {
 
 /// Pointers as kernels hold them: the caller's address in the low 48 bits and
 /// the pointer's provenance in the top 16 (1 + the index of the pointer argument
-/// it was derived from; 0 when unknown, e.g. loaded from memory or made by
-/// tt.int_to_ptr). Pointer arithmetic keeps the tag, so every block op that
-/// merely moves pointers around keeps provenance for free.
+/// it was derived from, a reachable buffer counting as an argument; 0 when
+/// unknown, e.g. loaded from memory). tt.int_to_ptr tags its pointer with the
+/// argument whose bytes hold the address (LaunchMemory::provenance). Pointer
+/// arithmetic keeps the tag, so every block op that merely moves pointers around
+/// keeps provenance for free.
 namespace tagged {
 constexpr unsigned kTagShift = 48;
 constexpr uint64_t kAddressMask = (uint64_t(1) << kTagShift) - 1;
@@ -69,6 +72,11 @@ struct PointerArgument {
   /// Reads and writes the launch may make through it: decides whether its
   /// region must be copied in (read) and whether it needs a shadow (written).
   Access access = Access::ReadWrite;
+  /// Bound to no kernel parameter: memory the kernel reaches through addresses
+  /// it loads (a pointer table), given by interp::LaunchRequest::reachable. It is
+  /// a region, shadow, bounds and hazard participant like any argument; only
+  /// messages and reports tell it apart (`name` is empty).
+  bool reachable = false;
 };
 
 /// How far an access through a pointer may stray from the argument it came from.
@@ -264,6 +272,19 @@ public:
   }
   uint64_t changes() const { return changes_; }
   bool concurrent() const { return concurrent_; }
+  /// The pointer tt.int_to_ptr makes of caller address `a`: tagged with the
+  /// argument (or reachable buffer) whose extent holds it, so that accesses
+  /// through it stay inside that buffer; where extents overlap, the widest wins
+  /// (the first in argument order on a tie), as the one least likely to be a
+  /// narrower view of the allocation the address was taken from. An address in
+  /// no extent stays untagged: it must land in some region, or it faults.
+  uint64_t provenance(uint64_t a) const {
+    auto it = std::upper_bound(owners_.begin(), owners_.end(), a,
+                               [](uint64_t x, const Owner &o) { return x < o.lo; });
+    if (it == owners_.begin() || a >= (--it)->hi)
+      return tagged::make(a, 0);
+    return tagged::make(a, it->tag);
+  }
 
   /// Marks that several threads will store concurrently (dirty bits use atomics).
   void setConcurrent(bool c) { concurrent_ = c; }
@@ -278,8 +299,17 @@ public:
 private:
   friend class Session;
   uint8_t *translateUntagged(uint64_t a, uint32_t size, uint32_t *regionIndex) const;
+  /// Fills owners_ from the arguments' extents.
+  void buildOwners();
+
+  /// A maximal address range whose provenance is one argument's tag.
+  struct Owner {
+    uint64_t lo = 0, hi = 0;
+    uint32_t tag = 0;
+  };
 
   std::vector<PointerArgument> arguments_;
+  std::vector<Owner> owners_; ///< Disjoint, sorted by lo.
   std::vector<Window> windows_;
   std::vector<uint64_t> pointers_;
   std::vector<RegionInfo> regions_; ///< Sorted by (memory, range.lo).

@@ -208,9 +208,10 @@ struct FrameStorage {
 class Cooperation {
 public:
   Cooperation(const Program &p, const LaunchMemory &memory, const std::vector<ArgumentValue> &args,
-              const LaunchOptions &options, PrintSink *printer, std::vector<int64_t> order)
+              const LaunchOptions &options, PrintSink *printer, int64_t total,
+              std::vector<int64_t> order)
       : program_(p), memory_(memory), args_(args), options_(options), printer_(printer),
-        order_(std::move(order)) {}
+        total_(total), order_(std::move(order)) {}
 
   std::optional<Fault> run() {
     runner(0, 0);
@@ -273,14 +274,14 @@ private:
     uint64_t changes; ///< memory_.changes() when it parked
   };
 
-  /// Starts programs order_[from...] on this thread, giving waiting programs that can see
+  /// Starts the programs from position `from` of the run order on this thread, giving waiting programs that can see
   /// a change a turn before each; when none is left to start, resumes waiting programs
   /// until none is, or none can see a change (a deadlock).
   void runner(int thread, size_t from) {
     FrameStorage storage(program_, memory_, args_, options_, printer_);
     storage.frame.cooperation = this;
     storage.frame.thread = thread;
-    for (size_t k = from; k < order_.size(); ++k) {
+    for (size_t k = from; k < size_t(total_); ++k) {
       resumeWaiting(thread);
       {
         std::unique_lock<std::mutex> lock(m_);
@@ -288,7 +289,7 @@ private:
           break;
         nextIndex_ = k + 1;
       }
-      storage.runProgram(order_[k]);
+      storage.runProgram(order_.empty() ? int64_t(k) : order_[k]);
       std::unique_lock<std::mutex> lock(m_);
       if (storage.frame.fault && !fault_)
         fault_ = storage.frame.fault;
@@ -381,7 +382,8 @@ private:
   const std::vector<ArgumentValue> &args_;
   const LaunchOptions &options_;
   PrintSink *printer_;
-  const std::vector<int64_t> order_;
+  const int64_t total_;
+  const std::vector<int64_t> order_; ///< The run order; empty: linear ids in increasing order.
 
   std::mutex m_;
   std::condition_variable cv_;
@@ -441,12 +443,7 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
           std::swap(order[size_t(i)], order[size_t(next() % uint64_t(i + 1))]);
       }
     }
-    if (order.empty()) {
-      order.resize(size_t(total));
-      for (int64_t i = 0; i < total; ++i)
-        order[size_t(i)] = i;
-    }
-    return Cooperation(p, memory, arguments, options, &printer, std::move(order)).run();
+    return Cooperation(p, memory, arguments, options, &printer, total, std::move(order)).run();
   }
 
   // Parallel: workers claim runs of consecutive programs in increasing order

@@ -138,7 +138,8 @@ template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in
     }
     uint8_t *host = mem.translateForAtomic(p[i], size);
     r[i] = atomicUpdate<D, K>(host, v[i]);
-    if (encode<D>(r[i]) != __atomic_load_n(reinterpret_cast<Bits<D> *>(host), __ATOMIC_SEQ_CST))
+    if (!mem.concurrent() &&
+        encode<D>(r[i]) != __atomic_load_n(reinterpret_cast<Bits<D> *>(host), __ATOMIC_SEQ_CST))
       mem.noteChange();
   }
 }
@@ -164,7 +165,7 @@ template <DType D> void casKernel(Frame &f, const Instr &in) {
       if (expected != encode<D>(val[i]))
         mem.noteChange();
     }
-    r[i] = decode<D>(expected);          // the old contents either way
+    r[i] = decode<D>(expected); // the old contents either way
   }
 }
 

@@ -1,7 +1,8 @@
-//===- DotOps.cpp - tt.dot and tt.dot_scaled: matrix products on Eigen's GEMM -===//
+//===- DotOps.cpp - tt.dot and tt.dot_scaled: matrix products -------------===//
 //
-// f32 (and f16/bf16/fp8, held as floats) products accumulate in f32 through
-// Eigen's GEMM; f64 in double; i8 x i8 in i32. inputPrecision decides how f32
+// f32 (and f16/bf16/fp8, held as floats) products accumulate in f32 through the
+// per-ISA GEMM micro-kernel (simd/Simd.h: one FMA chain per element, in k
+// order, like the GPU's ieee path); f64 in double; i8 x i8 in i32. inputPrecision decides how f32
 // inputs reach the tensor cores, and we feed the GEMM the same values: tf32
 // keeps the top 19 bits (Triton's tf32 mma reads raw f32 registers); tf32x3,
 // bf16x3 and bf16x6 are Triton's multi-pass emulations (TritonGPU passes
@@ -16,7 +17,7 @@
 
 #include "ttinterp/frontend/Dialect.h"
 
-#include <Eigen/Core>
+#include "simd/Simd.h"
 
 #include <limits>
 
@@ -25,19 +26,11 @@ namespace {
 
 enum Precision { TF32 = 0, TF32x3 = 1, IEEE = 2, BF16x3 = 3, BF16x6 = 4 };
 
+/// out = c + a * b for row-major m x k and k x n blocks (out may be c), on the
+/// per-ISA micro-kernel: each element one FMA chain in k order.
 template <class T>
-using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-/// out = c + a * b for row-major m x k and k x n blocks (out may be c).
-template <class T, class R>
-void gemm(const T *a, const T *b, R *out, const R *c, int64_t m, int64_t n, int64_t k) {
-  Eigen::Map<const RowMajor<T>> A(a, m, k);
-  Eigen::Map<const RowMajor<T>> B(b, k, n);
-  Eigen::Map<RowMajor<R>> D(out, m, n);
-  Eigen::Map<const RowMajor<R>> C(c, m, n);
-  if (out != c)
-    D = C;
-  D.noalias() += (A * B).template cast<R>();
+void gemm(const T *a, const T *b, T *out, const T *c, int64_t m, int64_t n, int64_t k) {
+  simd::gemm(a, b, c, out, m, n, k);
 }
 
 /// Batch, M, N, K of a dot whose operands are [B x] M x K and [B x] K x N.

@@ -1,7 +1,8 @@
 //===- MathOps.cpp - The math dialect and Triton's float extras -----------===//
 //
-// Transcendentals use the C library in the operand's precision (f16/bf16 are
-// computed in float and rounded). The GPU's fast approximations (ex2.approx
+// Transcendentals of f32 (and of f16/bf16/fp8, computed in float and rounded)
+// run on blocks through simd::map: SLEEF's 1-ulp vector kernels where the CPU
+// has FMA, the C library otherwise; f64 uses the C library. The GPU's fast approximations (ex2.approx
 // behind math.exp, for instance) may differ by a few ulp; precise_sqrt and
 // precise_divf are correctly rounded on both. approx_divf (div.approx.f32, within
 // 2 ulp on the GPU) is the correctly rounded quotient here, like __nv_fast_fdividef.
@@ -9,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "ArithFunctors.h"
 #include "OpSupport.h"
+#include "simd/Simd.h"
 
 #include <cmath>
 #include <limits>
@@ -236,36 +238,64 @@ template <class Fn> bool unaryF(mlir::Operation *op, Lowerer &L) {
   return lowerUnary<Fn>(op, L, Floats);
 }
 
+/// A whole block through the vector function, then rounded to a narrow type.
+template <DType D, simd::MathFn V> void vectorMathKernel(Frame &f, const Instr &in) {
+  float *r = f.at<float>(in.results[0]);
+  simd::map(V, f.at<float>(in.operands[0]), r, in.n);
+  if constexpr (D != DType::F32)
+    for (int64_t i = 0, n = in.n; i < n; ++i)
+      r[i] = roundTo<D>(r[i]);
+}
+
+/// A transcendental: float-held types on simd::map, f64 element by element on Fn.
+template <class Fn, simd::MathFn V> bool vectorF(mlir::Operation *op, Lowerer &L) {
+  SlotId a = L.use(op->getOperand(0));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  ExecFn fn = visitFloat(L.slot(r).dtype, [](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    if constexpr (D == DType::F64)
+      return &unaryKernel<D, Fn>;
+    else
+      return &vectorMathKernel<D, V>;
+  });
+  if (!fn)
+    return L.error(op, "unsupported element type");
+  L.emit(op, fn, {a}, {r});
+  return true;
+}
+
 } // namespace
 
 void registerMathOps(OpTable &t) {
-  t.add("math.exp", &unaryF<Exp>);
-  t.add("math.exp2", &unaryF<Exp2>);
-  t.add("math.expm1", &unaryF<ExpM1>);
-  t.add("math.log", &unaryF<Log>);
-  t.add("math.log2", &unaryF<Log2>);
-  t.add("math.log10", &unaryF<Log10>);
-  t.add("math.log1p", &unaryF<Log1p>);
+  t.add("math.exp", &vectorF<Exp, simd::MathFn::Exp>);
+  t.add("math.exp2", &vectorF<Exp2, simd::MathFn::Exp2>);
+  t.add("math.expm1", &vectorF<ExpM1, simd::MathFn::ExpM1>);
+  t.add("math.log", &vectorF<Log, simd::MathFn::Log>);
+  t.add("math.log2", &vectorF<Log2, simd::MathFn::Log2>);
+  t.add("math.log10", &vectorF<Log10, simd::MathFn::Log10>);
+  t.add("math.log1p", &vectorF<Log1p, simd::MathFn::Log1p>);
   t.add("math.sqrt", &unaryF<Sqrt>);
   t.add("math.rsqrt", &unaryF<RSqrt>);
   t.add("math.absf", &unaryF<AbsF>);
-  t.add("math.sin", &unaryF<Sin>);
-  t.add("math.cos", &unaryF<Cos>);
-  t.add("math.tan", &unaryF<Tan>);
-  t.add("math.tanh", &unaryF<Tanh>);
-  t.add("math.erf", &unaryF<Erf>);
+  t.add("math.sin", &vectorF<Sin, simd::MathFn::Sin>);
+  t.add("math.cos", &vectorF<Cos, simd::MathFn::Cos>);
+  t.add("math.tan", &vectorF<Tan, simd::MathFn::Tan>);
+  t.add("math.tanh", &vectorF<Tanh, simd::MathFn::Tanh>);
+  t.add("math.erf", &vectorF<Erf, simd::MathFn::Erf>);
   t.add("math.erfc", &unaryF<Erfc>);
   t.add("math.floor", &unaryF<Floor>);
   t.add("math.ceil", &unaryF<Ceil>);
   t.add("math.trunc", &unaryF<Trunc>);
   t.add("math.round", &unaryF<Round>);
   t.add("math.roundeven", &unaryF<RoundEven>);
-  t.add("math.atan", &unaryF<Atan>);
-  t.add("math.asin", &unaryF<Asin>);
-  t.add("math.acos", &unaryF<Acos>);
-  t.add("math.sinh", &unaryF<Sinh>);
-  t.add("math.cosh", &unaryF<Cosh>);
-  t.add("math.cbrt", &unaryF<Cbrt>);
+  t.add("math.atan", &vectorF<Atan, simd::MathFn::Atan>);
+  t.add("math.asin", &vectorF<Asin, simd::MathFn::Asin>);
+  t.add("math.acos", &vectorF<Acos, simd::MathFn::Acos>);
+  t.add("math.sinh", &vectorF<Sinh, simd::MathFn::Sinh>);
+  t.add("math.cosh", &vectorF<Cosh, simd::MathFn::Cosh>);
+  t.add("math.cbrt", &vectorF<Cbrt, simd::MathFn::Cbrt>);
   t.add("math.powf", &binaryF<PowF>, kBothOperands);
   t.add("math.atan2", &binaryF<Atan2>, kBothOperands);
   t.add("math.copysign", &binaryF<CopySign>, kBothOperands);

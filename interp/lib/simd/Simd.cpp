@@ -1,0 +1,213 @@
+//===- Simd.cpp - Per-ISA GEMM micro-kernel and vector math, dispatched by Highway -===//
+//
+// Highway (Debian's libhwy-dev) compiles this file once per target (foreach_target.h
+// re-includes it) and HWY_DYNAMIC_DISPATCH picks the best target the CPU supports on
+// first call. We chose it over compiler multiversioning because one source serves
+// SSE4, AVX2, AVX-512 and NEON alike, and over -march because the binary must run
+// anywhere. Transcendentals come from SLEEF (libsleef-dev): its 1-ulp kernels have
+// stated bounds and "finz" variants whose results do not depend on the vector width.
+//
+// Determinism across targets is the design rule: the GEMM gives each output element
+// one FMA chain in k order (tile and vector width only change which elements are
+// computed together), and targets without native FMA run that chain through
+// std::fma rather than Highway's MulAdd (a separate multiply and add there).
+//
+//===----------------------------------------------------------------------===//
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/Simd.cpp"
+#include <hwy/foreach_target.h> // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "simd/Simd.h"
+
+#include <cmath>
+#include <cstring>
+
+// SLEEF's header declares its AVX and AVX-512 entry points only when the whole file
+// is compiled for them; here only the per-target functions are, so declare them.
+#ifndef TTINTERP_SLEEF_DECLARED
+#define TTINTERP_SLEEF_DECLARED
+#define TTINTERP_SLEEF_MATH(X)                                                                    \
+  X(Exp, expf, u10) X(Exp2, exp2f, u10) X(ExpM1, expm1f, u10) X(Log, logf, u10)                   \
+  X(Log2, log2f, u10) X(Log10, log10f, u10) X(Log1p, log1pf, u10) X(Sin, sinf, u10)               \
+  X(Cos, cosf, u10) X(Tan, tanf, u10) X(Tanh, tanhf, u10) X(Sinh, sinhf, u10)                     \
+  X(Cosh, coshf, u10) X(Erf, erff, u10) X(Atan, atanf, u10) X(Asin, asinf, u10)                   \
+  X(Acos, acosf, u10) X(Cbrt, cbrtf, u10)
+#if HWY_ARCH_X86_64
+#include <immintrin.h>
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+extern "C" {
+#define TTINTERP_DECLARE(NAME, SLEEF, ULP)                                                         \
+  __m256 Sleef_finz_##SLEEF##8_##ULP##avx2(__m256);                                               \
+  __m512 Sleef_finz_##SLEEF##16_##ULP##avx512f(__m512);
+TTINTERP_SLEEF_MATH(TTINTERP_DECLARE)
+#undef TTINTERP_DECLARE
+}
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace ttinterp::interp::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+/// Element (i, j) of out, the exact FMA chain any target must reproduce.
+template <class T>
+HWY_INLINE void scalarChain(const T *a, const T *b, const T *c, T *out, int64_t n, int64_t k,
+                            int64_t i, int64_t j) {
+  T acc = c[i * n + j];
+  for (int64_t p = 0; p < k; ++p)
+    acc = std::fma(a[i * k + p], b[p * n + j], acc);
+  out[i * n + j] = acc;
+}
+
+#if HWY_NATIVE_FMA && !HWY_HAVE_SCALABLE
+/// Rows [i, i + MR) x columns [j, j + NV vectors): MR * NV accumulators in
+/// registers, each lane its own chain over p.
+template <int MR, int NV, class D, class T = hn::TFromD<D>>
+HWY_INLINE void block(D d, const T *a, const T *b, const T *c, T *out, int64_t n, int64_t k,
+                      int64_t i, int64_t j) {
+  using V = hn::Vec<D>;
+  const int64_t L = int64_t(hn::Lanes(d));
+  V acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = hn::LoadU(d, c + (i + r) * n + j + v * L);
+  for (int64_t p = 0; p < k; ++p) {
+    V bv[NV];
+    for (int v = 0; v < NV; ++v)
+      bv[v] = hn::LoadU(d, b + p * n + j + v * L);
+    for (int r = 0; r < MR; ++r) {
+      const V av = hn::Set(d, a[(i + r) * k + p]);
+      for (int v = 0; v < NV; ++v)
+        acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v)
+      hn::StoreU(acc[r][v], d, out + (i + r) * n + j + v * L);
+}
+
+template <int NV, class D, class T = hn::TFromD<D>>
+HWY_INLINE void columnPanel(D d, const T *a, const T *b, const T *c, T *out, int64_t m, int64_t n,
+                            int64_t k, int64_t j) {
+  constexpr int MR = 4;
+  int64_t i = 0;
+  for (; i + MR <= m; i += MR)
+    block<MR, NV>(d, a, b, c, out, n, k, i, j);
+  for (; i < m; ++i)
+    block<1, NV>(d, a, b, c, out, n, k, i, j);
+}
+#endif
+
+template <class T>
+HWY_NOINLINE void Gemm(const T *a, const T *b, const T *c, T *out, int64_t m, int64_t n,
+                       int64_t k) {
+  int64_t j = 0;
+#if HWY_NATIVE_FMA && !HWY_HAVE_SCALABLE
+  const hn::ScalableTag<T> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  for (; j + 2 * L <= n; j += 2 * L)
+    columnPanel<2>(d, a, b, c, out, m, n, k, j);
+  for (; j + L <= n; j += L)
+    columnPanel<1>(d, a, b, c, out, m, n, k, j);
+#endif
+  for (; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i)
+      scalarChain(a, b, c, out, n, k, i, j);
+}
+
+void GemmF32(const float *a, const float *b, const float *c, float *out, int64_t m, int64_t n,
+             int64_t k) {
+  Gemm(a, b, c, out, m, n, k);
+}
+void GemmF64(const double *a, const double *b, const double *c, double *out, int64_t m,
+             int64_t n, int64_t k) {
+  Gemm(a, b, c, out, m, n, k);
+}
+
+/// The C library's function for targets SLEEF's FMA variants cannot serve.
+float libmCall(MathFn fn, float x) {
+  switch (fn) {
+#define TTINTERP_LIBM(NAME, SLEEF, ULP)                                                            \
+  case MathFn::NAME:                                                                               \
+    return ::SLEEF(x);
+    TTINTERP_SLEEF_MATH(TTINTERP_LIBM)
+#undef TTINTERP_LIBM
+  }
+  return x;
+}
+
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX2
+using Raw = __m256;
+#define TTINTERP_SLEEF_NAME(SLEEF, ULP) Sleef_finz_##SLEEF##8_##ULP##avx2
+#else
+using Raw = __m512;
+#define TTINTERP_SLEEF_NAME(SLEEF, ULP) Sleef_finz_##SLEEF##16_##ULP##avx512f
+#endif
+using RawFn = Raw (*)(Raw);
+RawFn sleefFunction(MathFn fn) {
+  switch (fn) {
+#define TTINTERP_CASE(NAME, SLEEF, ULP)                                                            \
+  case MathFn::NAME:                                                                               \
+    return &TTINTERP_SLEEF_NAME(SLEEF, ULP);
+    TTINTERP_SLEEF_MATH(TTINTERP_CASE)
+#undef TTINTERP_CASE
+  }
+  return nullptr;
+}
+#undef TTINTERP_SLEEF_NAME
+
+void Map(MathFn fn, const float *x, float *y, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  const RawFn f = sleefFunction(fn);
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    hn::StoreU(decltype(hn::Zero(d)){f(hn::LoadU(d, x + i).raw)}, d, y + i);
+  if (i < n) {
+    // The tail through the same vector function, so an element's result does not
+    // depend on where it sits in the block.
+    HWY_ALIGN float tail[hn::MaxLanes(d)] = {};
+    std::memcpy(tail, x + i, size_t(n - i) * sizeof(float));
+    hn::Store(decltype(hn::Zero(d)){f(hn::Load(d, tail).raw)}, d, tail);
+    std::memcpy(y + i, tail, size_t(n - i) * sizeof(float));
+  }
+}
+#else
+void Map(MathFn fn, const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = libmCall(fn, x[i]);
+}
+#endif
+
+const char *TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+} // namespace ttinterp::interp::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ttinterp::interp::simd {
+
+HWY_EXPORT(GemmF32);
+HWY_EXPORT(GemmF64);
+HWY_EXPORT(Map);
+HWY_EXPORT(TargetName);
+
+void gemm(const float *a, const float *b, const float *c, float *out, int64_t m, int64_t n,
+          int64_t k) {
+  HWY_DYNAMIC_DISPATCH(GemmF32)(a, b, c, out, m, n, k);
+}
+void gemm(const double *a, const double *b, const double *c, double *out, int64_t m, int64_t n,
+          int64_t k) {
+  HWY_DYNAMIC_DISPATCH(GemmF64)(a, b, c, out, m, n, k);
+}
+void map(MathFn fn, const float *x, float *y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(Map)(fn, x, y, n);
+}
+const char *targetName() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+} // namespace ttinterp::interp::simd
+#endif

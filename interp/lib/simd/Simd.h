@@ -1,0 +1,38 @@
+//===- Simd.h - Hot block kernels compiled for every ISA, chosen at start-up -*- C++ -*-===//
+//
+// The ops that dominate real kernels (tt.dot, transcendentals) run through these
+// entry points. Simd.cpp compiles each for every x86 (or Arm) target Highway knows
+// and dispatches once, on first use, to the best the CPU has; the binary itself
+// stays baseline x86-64. Results are bit-identical across the FMA targets (AVX2,
+// AVX-512): every kernel fixes its operation order, and uses no FMA that the op
+// does not imply (docs/semantics.md, "Vector units").
+//
+//===----------------------------------------------------------------------===//
+#ifndef TTINTERP_INTERP_SIMD_H
+#define TTINTERP_INTERP_SIMD_H
+
+#include <cstdint>
+
+namespace ttinterp::interp::simd {
+
+/// out = c + a * b for row-major m x k, k x n and m x n blocks; out may be c.
+/// Element (i, j) is c(i, j) followed by one fused multiply-add per p = 0..k-1,
+/// in that order: the GPU's ieee FMA chain, and independent of how the kernel
+/// tiles the block or how wide the vectors are.
+void gemm(const float *a, const float *b, const float *c, float *out, int64_t m, int64_t n,
+          int64_t k);
+void gemm(const double *a, const double *b, const double *c, double *out, int64_t m, int64_t n,
+          int64_t k);
+
+/// Elementwise transcendentals of f32 blocks with SLEEF's 1-ulp kernels (the
+/// deterministic FMA variants) where the CPU has FMA; without FMA, the C library.
+enum class MathFn { Exp, Exp2, ExpM1, Log, Log2, Log10, Log1p, Sin, Cos, Tan, Tanh, Sinh, Cosh,
+                    Erf, Atan, Asin, Acos, Cbrt };
+void map(MathFn fn, const float *x, float *y, int64_t n);
+
+/// What the dispatch chose on this CPU, e.g. "AVX2" (for benchmark reports).
+const char *targetName();
+
+} // namespace ttinterp::interp::simd
+
+#endif // TTINTERP_INTERP_SIMD_H

@@ -39,10 +39,11 @@ void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotI
   bool overlap = false;
   for (SlotId s : src)
     overlap |= std::find(dst.begin(), dst.end(), s) != dst.end();
+  // A destination may be reading memory in place: it gets its own buffer back.
   if (!overlap) {
     for (size_t i = 0; i < src.size(); ++i)
       if (src[i] != dst[i])
-        std::memcpy(f.bytes(dst[i]), f.bytes(src[i]), f.slot(dst[i]).bytes());
+        std::memcpy(f.atHome<uint8_t>(dst[i]), f.bytes(src[i]), f.slot(dst[i]).bytes());
     return;
   }
   std::vector<uint8_t> staged;
@@ -52,7 +53,43 @@ void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotI
     staged.insert(staged.end(), f.bytes(s), f.bytes(s) + f.slot(s).bytes());
   }
   for (size_t i = 0; i < dst.size(); ++i)
-    std::memcpy(f.bytes(dst[i]), staged.data() + at[i], f.slot(dst[i]).bytes());
+    std::memcpy(f.atHome<uint8_t>(dst[i]), staged.data() + at[i], f.slot(dst[i]).bytes());
+}
+
+void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, size_t first) {
+  const std::vector<SlotId> &src = t.operands;
+  size_t n = dst.size();
+  // A value copied (not moved) may itself be a destination (a loop rotating its
+  // arguments): those copies go first, staged, and the hand-overs after them.
+  bool copiesReadDestinations = false, anyCopy = false;
+  for (size_t i = 0; i < n; ++i)
+    if (!t.movable[first + i]) {
+      anyCopy = true;
+      copiesReadDestinations |= std::find(dst.begin(), dst.end(), src[first + i]) != dst.end();
+    }
+  if (copiesReadDestinations) {
+    std::vector<SlotId> from, to;
+    for (size_t i = 0; i < n; ++i)
+      if (!t.movable[first + i]) {
+        from.push_back(src[first + i]);
+        to.push_back(dst[i]);
+      }
+    copySlots(f, from, to);
+    anyCopy = false;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    SlotId s = src[first + i], d = dst[i];
+    if (t.movable[first + i]) {
+      // d takes s's value where it lies (its buffer, or memory read in place); s
+      // keeps d's old buffer, which the op defining s overwrites before any read.
+      uint8_t *value = f.storage[s];
+      std::swap(f.home[s], f.home[d]);
+      f.storage[d] = value;
+      f.storage[s] = f.home[s];
+    } else if (anyCopy && s != d) {
+      std::memcpy(f.atHome<uint8_t>(d), f.bytes(s), f.slot(d).bytes());
+    }
+  }
 }
 
 const Terminator *runBody(Frame &f, const Body &body) {
@@ -137,9 +174,10 @@ struct FrameStorage {
     uintptr_t base = (reinterpret_cast<uintptr_t>(bytes.get()) + 63) & ~uintptr_t(63);
     frame.arena = reinterpret_cast<uint8_t *>(base);
     std::memset(frame.arena, 0, p.arenaSize);
-    frame.storage.resize(p.slots.size());
+    frame.home.resize(p.slots.size());
     for (size_t s = 0; s < p.slots.size(); ++s)
-      frame.storage[s] = frame.arena + p.slots[s].offset;
+      frame.home[s] = frame.arena + p.slots[s].offset;
+    frame.storage = frame.home;
     frame.program = &p;
     frame.memory = &memory;
     frame.maxSteps = options.maxSteps;

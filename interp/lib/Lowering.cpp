@@ -262,9 +262,22 @@ bool Lowerer::lowerRegionInto(mlir::Region &region, Body &body) {
       out.arguments.push_back(s);
     }
   }
+  SlotId firstInside = SlotId(program_.slots.size());
   for (mlir::Block &b : region)
     if (!lowerBlock(b, body.blocks[ids[&b]], ids))
       return false;
+  // Slots made after the region's own arguments belong to ops inside it.
+  for (Block &b : body.blocks) {
+    Terminator &t = b.term;
+    if (t.kind != Terminator::Yield)
+      continue;
+    t.movable.assign(t.operands.size(), 0);
+    for (size_t i = 0; i < t.operands.size(); ++i) {
+      SlotId s = t.operands[i];
+      t.movable[i] = s != kNoSlot && s >= firstInside && !constantSlots_.contains(s) &&
+                     std::count(t.operands.begin(), t.operands.end(), s) == 1;
+    }
+  }
   return true;
 }
 

@@ -14,6 +14,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <memory>
@@ -124,6 +125,7 @@ public:
   /// Fills a slot with constant bytes once per frame.
   void constant(SlotId s, std::vector<uint8_t> bytes) {
     program_.constants.push_back({s, std::move(bytes)});
+    constantSlots_.insert(s);
   }
   /// Lowers a region that an op owns (scf bodies, combine regions).
   std::unique_ptr<Body> lowerRegion(mlir::Region &region, mlir::Operation *owner);
@@ -147,6 +149,7 @@ private:
   Program &program_;
   FusionPlan fusion_;
   llvm::DenseMap<mlir::Value, SlotId> values_;
+  llvm::DenseSet<SlotId> constantSlots_; ///< Written once per frame: never handed over.
   llvm::DenseMap<mlir::Value, SlotId> splats_;
   llvm::DenseMap<mlir::Operation *, uint32_t> sites_;
   llvm::StringMap<uint32_t> functionIds_;

@@ -54,6 +54,11 @@ struct Instr {
 struct Terminator {
   enum Kind { Yield, Return, Branch, CondBranch } kind = Yield;
   std::vector<SlotId> operands; ///< Yielded/returned values, or Branch's operands.
+  /// Per operand of a Yield: defined by an op inside the region it leaves (so dead
+  /// once it is left, and written again before it is next read), not a constant,
+  /// and yielded once. Its buffer may be handed to the receiving slot instead of
+  /// copied (moveSlots): how a loop carries a 64x64 accumulator without copying it.
+  std::vector<uint8_t> movable;
   SlotId condition = kNoSlot;
   uint32_t dest = 0, falseDest = 0;
   std::vector<SlotId> falseOperands;
@@ -142,13 +147,17 @@ struct Frame {
   /// result of a load that reads immutable memory in place (readInPlace). Only
   /// the op defining a slot writes it, so such a slot is only ever read.
   std::vector<uint8_t *> storage;
+  /// The arena buffer each slot owns now. The buffers start at the slots' offsets
+  /// and move between slots when a region hands values over (moveSlots): always one
+  /// buffer per slot, each of a slot's size.
+  std::vector<uint8_t *> home;
 
   template <class T> T *at(SlotId s) const { return reinterpret_cast<T *>(storage[s]); }
   uint8_t *bytes(SlotId s) const { return storage[s]; }
   /// The slot's own arena bytes, made its storage again: what an op that may
   /// also read in place writes its result into when it does not.
   template <class T> T *atHome(SlotId s) {
-    storage[s] = arena + program->slots[s].offset;
+    storage[s] = home[s];
     return reinterpret_cast<T *>(storage[s]);
   }
   /// Lets slot s be the `bytes` of memory that nothing can change during the
@@ -174,7 +183,11 @@ struct Frame {
 /// (Yield or Return), or null when the program stopped (a fault).
 const Terminator *runBody(Frame &f, const Body &body);
 
-/// Copies slot contents src[i] -> dst[i], correctly even when the lists overlap.
+/// Copies slot contents src[i] -> dst[i] (into dst's own buffer), correctly even
+/// when the lists overlap.
 void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotId> &dst);
+/// Like copySlots for a Yield's operands, but hands over the buffers of the movable
+/// ones (Terminator::movable) instead of copying them.
+void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, size_t first = 0);
 
 } // namespace ttinterp::interp

@@ -63,7 +63,7 @@ void forKernel(Frame &f, const Instr &in) {
     const Terminator *t = runBody(f, *d.body);
     if (!t)
       return;
-    copySlots(f, t->operands, d.iterArgs);
+    moveSlots(f, *t, d.iterArgs);
     if (iv > INT64_MAX - step)
       break;
   }
@@ -101,7 +101,7 @@ void ifKernel(Frame &f, const Instr &in) {
     return;
   const Terminator *t = runBody(f, *body);
   if (t)
-    copySlots(f, t->operands, d.results);
+    moveSlots(f, *t, d.results);
 }
 
 bool lowerIf(mlir::Operation *op, Lowerer &L) {
@@ -124,8 +124,7 @@ bool lowerIf(mlir::Operation *op, Lowerer &L) {
 struct WhileData {
   std::unique_ptr<Body> before, after;
   std::vector<SlotId> inits, results;
-  SlotId condition = kNoSlot;  ///< scf.condition's first operand
-  std::vector<SlotId> passed;  ///< and the values it forwards
+  SlotId condition = kNoSlot; ///< scf.condition's first operand; the others pass on
 };
 
 /// The loop state of an scf.while: its before region's arguments, byte for byte.
@@ -159,17 +158,18 @@ void whileKernel(Frame &f, const Instr &in) {
   snapshot(f, state, previous);
   uint64_t changes = f.memory->changes();
   for (;;) {
-    if (!runBody(f, *d.before))
+    const Terminator *c = runBody(f, *d.before);
+    if (!c)
       return;
     if (!*f.at<uint8_t>(d.condition)) {
-      copySlots(f, d.passed, d.results);
+      moveSlots(f, *c, d.results, 1);
       return;
     }
-    copySlots(f, d.passed, d.after->blocks[0].arguments);
+    moveSlots(f, *c, d.after->blocks[0].arguments, 1);
     const Terminator *y = runBody(f, *d.after);
     if (!y)
       return;
-    copySlots(f, y->operands, state);
+    moveSlots(f, *y, state);
     if (f.memory->changes() == changes && sameState(f, state, previous)) {
       if (!f.waitForOthers(in.site))
         return;
@@ -195,7 +195,6 @@ bool lowerWhile(mlir::Operation *op, Lowerer &L) {
   if (d.before->blocks.size() != 1 || condition.empty())
     return L.error(op, "the before region must be one block ending in scf.condition");
   d.condition = condition[0];
-  d.passed.assign(condition.begin() + 1, condition.end());
   if (!defineResults(op, L, d.results))
     return false;
   L.mayWait();
@@ -226,10 +225,11 @@ void callKernel(Frame &f, const Instr &in) {
   // A recursive call reuses the callee's slots: save the live activation
   // (its arena bytes, and which slots read memory in place).
   std::vector<uint8_t> saved;
-  std::vector<uint8_t *> savedStorage;
+  std::vector<uint8_t *> savedStorage, savedHome;
   if (f.active[callee] > 0) {
     saved.assign(f.arena + fn.arenaBegin, f.arena + fn.arenaEnd);
     savedStorage = f.storage;
+    savedHome = f.home;
   }
   copySlots(f, call.operands, fn.body.blocks[0].arguments);
   ++f.active[callee];
@@ -250,6 +250,7 @@ void callKernel(Frame &f, const Instr &in) {
     returned.insert(returned.end(), f.bytes(s), f.bytes(s) + f.slot(s).bytes());
   std::memcpy(f.arena + fn.arenaBegin, saved.data(), saved.size());
   f.storage = std::move(savedStorage);
+  f.home = std::move(savedHome);
   size_t at = 0;
   for (uint32_t r = 0; r < in.numResults; ++r) {
     const Slot &slot = f.slot(in.results[r]);

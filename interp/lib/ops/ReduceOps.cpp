@@ -59,7 +59,7 @@ template <bool Scan> void foldKernel(Frame &f, const Instr &in) {
           const Terminator *t = runBody(f, *d.combine);
           if (!t)
             return;
-          copySlots(f, t->operands, accumulators);
+          moveSlots(f, *t, accumulators);
         }
         if constexpr (Scan)
           for (size_t k = 0; k < n; ++k)

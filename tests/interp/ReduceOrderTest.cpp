@@ -1,10 +1,11 @@
-//===- ReduceOrderTest.cpp - Order-free reductions give the left fold's bits ===//
+//===- ReduceOrderTest.cpp - tt.reduce's tree order, on every path ---------===//
 //
-// tt.reduce combines in index order. Combiners whose result cannot depend on
-// the order (wrapping integer ops, bitwise ops, integer and float max/min) run
-// over independent lanes instead; these rows are long enough for that path and
-// their lengths are not multiples of the lane count. Each expectation is the
-// op's definition applied by a plain loop here, or worked out by hand.
+// tt.reduce combines in a fixed tree (32 lanes, each folding its elements in
+// order, then a butterfly; docs/semantics.md). Float sums show the order; the
+// typed path (one op), the general path (a longer combine region) and a major
+// axis must all follow it. Order-free combiners (wrapping integer ops, bitwise
+// ops, max/min) must give their order-free result. Each expectation is the op's
+// definition applied by a plain loop here, or worked out by hand.
 //
 //===----------------------------------------------------------------------===//
 #include "Harness.h"
@@ -19,7 +20,8 @@ using namespace ttinterp::test;
 namespace {
 
 /// `@k(%in, %out)`: in[0, rows*length) as rows x length, reduced along the rows
-/// with `op`, stored to out[0, rows).
+/// with `op` (an arith op name, or a whole combine body over %a and %b), stored to
+/// out[0, rows).
 std::string reduceRowsKernel(const std::string &type, const std::string &op, int rows, int length) {
   return subst(R"(
 module {
@@ -31,8 +33,7 @@ module {
     %x = tt.reshape %flat : tensor<$Nx$T> -> tensor<$Rx$Lx$T>
     %m = "tt.reduce"(%x) <{axis = 1 : i32}> ({
     ^bb0(%a: $T, %b: $T):
-      %s = $OP %a, %b : $T
-      tt.reduce.return %s : $T
+      $COMBINE
     }) : (tensor<$Rx$Lx$T>) -> tensor<$Rx$T>
     %rowRange = tt.make_range {end = $R : i32, start = 0 : i32} : tensor<$Rxi32>
     %outBase = tt.splat %out : !tt.ptr<$T> -> tensor<$Rx!tt.ptr<$T>>
@@ -42,8 +43,10 @@ module {
   }
 }
 )",
-               {{"$T", type},
-                {"$OP", op},
+               {{"$COMBINE", op.find('%') == std::string::npos
+                                 ? "%s = " + op + " %a, %b : $T\n      tt.reduce.return %s : $T"
+                                 : op},
+                {"$T", type},
                 {"$N", std::to_string(rows * length)},
                 {"$R", std::to_string(rows)},
                 {"$L", std::to_string(length)}});
@@ -140,7 +143,7 @@ TEST_CASE("integer reductions over long rows wrap as the left fold does") {
   }
 }
 
-TEST_CASE("float max and min over long rows: NaN rules and zero ordering survive any order") {
+TEST_CASE("float max and min over long rows: NaN rules and zero ordering survive the tree") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   SUBCASE("maxnumf ignores NaN wherever it sits; maximumf returns it") {
     // Row 0: NaN first; row 1: NaN last; row 2: no NaN. 23 values per row.
@@ -174,13 +177,73 @@ TEST_CASE("float max and min over long rows: NaN rules and zero ordering survive
     CHECK(mn == 0.0f);
     CHECK(std::signbit(mn));
   }
-  SUBCASE("maxnumf of only NaNs is the last NaN, as the left fold gives") {
-    // maxnum(NaN a, NaN b) is b, so folding left to right ends with the last
-    // element's payload.
+  SUBCASE("maxnumf of only NaNs is the NaN the reduction tree ends with") {
+    // maxnum(NaN a, NaN b) is b, so each butterfly step (lane l with lane l + w)
+    // keeps the partner's payload. Element i (payload i + 1) starts in lane i.
+    // w = 16: lanes 0..10 take 17..27 (lanes 11..15 keep 12..16); w = 8: lanes 0..7
+    // take lanes 8..15's: 25, 26, 27, 12, 13, 14, 15, 16; w = 4: lanes 0..3 take
+    // 13, 14, 15, 16; w = 2: lanes 0, 1 take 15, 16; w = 1: lane 0 takes 16.
     std::vector<float> in(27);
     for (size_t i = 0; i < in.size(); ++i)
       in[i] = floatOf(0x7FC00000u | uint32_t(i + 1));
     float out = reduceRows<float>("f32", DType::F32, "arith.maxnumf", in, 1)[0];
-    CHECK(bitsOf(out) == (0x7FC00000u | 27u));
+    CHECK(bitsOf(out) == (0x7FC00000u | 16u));
   }
 }
+
+TEST_CASE("float sums follow the documented tree: lanes first, then the butterfly") {
+  // 33 elements: 2^24, then 31 ones, then -2^24. Lane 0 holds elements 0 and 32,
+  // whose sum is exactly 0; lanes 1..31 hold one 1 each; the butterfly adds
+  // integers below 2^24 exactly: 31. (A left fold would lose every 1 against
+  // 2^24, rounding to even, and give 0.)
+  std::vector<float> in(33, 1.0f);
+  in[0] = 16777216.0f;
+  in[32] = -16777216.0f;
+  SUBCASE("typed path") {
+    CHECK(reduceRows<float>("f32", DType::F32, "arith.addf", in, 1)[0] == 31.0f);
+  }
+  SUBCASE("general path (a combine region of two ops)") {
+    std::string body = "%s = arith.addf %a, %b : f32\n"
+                       "      %zero = arith.constant 0.0 : f32\n"
+                       "      %t = arith.addf %s, %zero : f32\n"
+                       "      tt.reduce.return %t : f32";
+    CHECK(reduceRows<float>("f32", DType::F32, body, in, 1)[0] == 31.0f);
+  }
+  SUBCASE("a major axis: every column reduced by the same tree") {
+    // in2 is 33 x 2, both columns the sequence above (the second negated).
+    std::vector<float> in2(66);
+    for (size_t j = 0; j < 33; ++j) {
+      in2[2 * j] = in[j];
+      in2[2 * j + 1] = -in[j];
+    }
+    LoadedKernel k = loadKernel(R"(
+module {
+  tt.func public @k(%in: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %range = tt.make_range {end = 66 : i32, start = 0 : i32} : tensor<66xi32>
+    %base = tt.splat %in : !tt.ptr<f32> -> tensor<66x!tt.ptr<f32>>
+    %ptrs = tt.addptr %base, %range : tensor<66x!tt.ptr<f32>>, tensor<66xi32>
+    %flat = tt.load %ptrs : tensor<66x!tt.ptr<f32>>
+    %x = tt.reshape %flat : tensor<66xf32> -> tensor<33x2xf32>
+    %m = "tt.reduce"(%x) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      tt.reduce.return %s : f32
+    }) : (tensor<33x2xf32>) -> tensor<2xf32>
+    %r2 = tt.make_range {end = 2 : i32, start = 0 : i32} : tensor<2xi32>
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<2x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r2 : tensor<2x!tt.ptr<f32>>, tensor<2xi32>
+    tt.store %op, %m : tensor<2x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)");
+    REQUIRE_MESSAGE(k.kernel, k.error);
+    std::vector<float> out(2, 0.0f);
+    LaunchResult r = launch(*k.kernel,
+                            {pointer("in", viewOf(in2, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+                            {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+    REQUIRE_FALSE(r.fault);
+    CHECK(out == std::vector<float>{31.0f, -31.0f});
+  }
+}
+

@@ -2,10 +2,10 @@
 //
 // The combine region is lowered like any other body and run once per element
 // pair; several operands (argmax-style (value, index) pairs) travel together.
-// Elements are combined in index order (a left fold; reverse scans from the
-// end). The GPU combines in a tree, so float sums can differ in the last bits.
-// Combiners whose result cannot depend on the order (integer ops, max/min)
-// may run in any order: the result is the left fold's, bit for bit.
+// tt.reduce combines in one fixed tree shaped like the GPU's (kTreeLanes lanes,
+// each folding its elements in order, then a butterfly): deterministic, the same
+// for every thread count and ISA, and its lane loops vectorise. tt.scan runs in
+// index order (reverse scans from the end). docs/semantics.md, "Reductions".
 //
 //===----------------------------------------------------------------------===//
 #include "ArithFunctors.h"
@@ -15,8 +15,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <optional>
-#include <type_traits>
 
 namespace ttinterp::interp {
 namespace {
@@ -30,13 +28,91 @@ struct FoldData {
 
 /// Copies element `index` of slot `from` into the scalar slot `to`.
 inline void copyElement(Frame &f, SlotId from, int64_t index, SlotId to, size_t size) {
-  std::memcpy(f.bytes(to), f.bytes(from) + index * size, size);
+  std::memcpy(f.atHome<uint8_t>(to), f.bytes(from) + index * size, size);
 }
+/// Copies the scalar slot `from` into element `index` of slot `to`.
 inline void storeElementTo(Frame &f, SlotId from, SlotId to, int64_t index, size_t size) {
   std::memcpy(f.bytes(to) + index * size, f.bytes(from), size);
 }
 
-template <bool Scan> void foldKernel(Frame &f, const Instr &in) {
+/// tt.reduce's order: element j of the axis joins lane j % kTreeLanes, each lane
+/// folds its elements in index order, then the lanes combine as a warp's
+/// shuffle-xor butterfly leaves lane 0: lane l with lane l + w, w = 16, 8, 4, 2, 1.
+constexpr int64_t kTreeLanes = 32;
+
+/// Calls combine(l, l + w) for each butterfly step over the first `present` lanes
+/// (fewer than kTreeLanes when the axis is short); returns false if combine did.
+template <class Combine> bool butterfly(int64_t present, Combine &&combine) {
+  int64_t valid = present;
+  for (int64_t w = kTreeLanes / 2; w >= 1; w /= 2) {
+    for (int64_t l = 0; l < w && l + w < valid; ++l)
+      if (!combine(l, l + w))
+        return false;
+    valid = std::min(valid, w);
+  }
+  return true;
+}
+
+/// tt.reduce with a general combine region, in tree order. Each lane's fold runs in
+/// the region's arguments as one chain; lane results wait in `lanes` for the butterfly.
+void reduceKernel(Frame &f, const Instr &in) {
+  const auto &d = *static_cast<const FoldData *>(in.data);
+  const std::vector<SlotId> &args = d.combine->blocks[0].arguments;
+  size_t n = d.inputs.size();
+  std::vector<size_t> sizes(n), offsets(n);
+  size_t tuple = 0;
+  for (size_t k = 0; k < n; ++k) {
+    sizes[k] = computeSize(f.slot(d.inputs[k]).dtype);
+    offsets[k] = tuple;
+    tuple += sizes[k];
+  }
+  const std::vector<SlotId> accumulators(args.begin(), args.begin() + n);
+  std::vector<uint8_t> lanes(size_t(kTreeLanes) * tuple);
+  auto save = [&](int64_t lane) {
+    for (size_t k = 0; k < n; ++k)
+      std::memcpy(&lanes[lane * tuple + offsets[k]], f.bytes(args[k]), sizes[k]);
+  };
+  auto restore = [&](int64_t lane, size_t first) {
+    for (size_t k = 0; k < n; ++k)
+      std::memcpy(f.atHome<uint8_t>(args[first + k]), &lanes[lane * tuple + offsets[k]], sizes[k]);
+  };
+  auto combine = [&]() {
+    const Terminator *t = runBody(f, *d.combine);
+    if (t)
+      moveSlots(f, *t, accumulators);
+    return t != nullptr;
+  };
+  int64_t present = std::min(d.length, kTreeLanes);
+  for (int64_t o = 0; o < d.outer; ++o)
+    for (int64_t i = 0; i < d.inner; ++i) {
+      for (int64_t l = 0; l < present; ++l) {
+        for (int64_t j = l; j < d.length; j += kTreeLanes) {
+          int64_t index = (o * d.length + j) * d.inner + i;
+          for (size_t k = 0; k < n; ++k)
+            copyElement(f, d.inputs[k], index, args[j == l ? k : n + k], sizes[k]);
+          if (j != l && !combine())
+            return;
+        }
+        save(l);
+      }
+      bool ok = butterfly(present, [&](int64_t a, int64_t b) {
+        restore(a, 0);
+        restore(b, n);
+        if (!combine())
+          return false;
+        save(a);
+        return true;
+      });
+      if (!ok)
+        return;
+      for (size_t k = 0; k < n; ++k)
+        std::memcpy(f.bytes(d.outputs[k]) + (o * d.inner + i) * sizes[k], &lanes[offsets[k]],
+                    sizes[k]);
+    }
+}
+
+/// tt.scan with a general combine region, in index order.
+void scanKernel(Frame &f, const Instr &in) {
   const auto &d = *static_cast<const FoldData *>(in.data);
   const std::vector<SlotId> &args = d.combine->blocks[0].arguments;
   size_t n = d.inputs.size();
@@ -61,13 +137,9 @@ template <bool Scan> void foldKernel(Frame &f, const Instr &in) {
             return;
           moveSlots(f, *t, accumulators);
         }
-        if constexpr (Scan)
-          for (size_t k = 0; k < n; ++k)
-            storeElementTo(f, args[k], d.outputs[k], index, sizes[k]);
-      }
-      if constexpr (!Scan)
         for (size_t k = 0; k < n; ++k)
-          storeElementTo(f, args[k], d.outputs[k], o * d.inner + i, sizes[k]);
+          storeElementTo(f, args[k], d.outputs[k], index, sizes[k]);
+      }
     }
   }
 }
@@ -79,38 +151,56 @@ struct FastFoldData {
   bool reverse = false;
 };
 
-/// Combiners whose result does not depend on how the elements are grouped or
-/// ordered, bit for bit: the commutative integer ops (wrapping arithmetic,
-/// bitwise ops, max/min) and float max/min (a total order once -0 < +0; the
-/// NaN-propagating ones return the one canonical NaN). Not float add and mul.
-#define TTINTERP_IS(NAME, FN) || std::is_same_v<Fn, FN>
-template <class Fn>
-constexpr bool kRegroupable =
-    false TTINTERP_COMMUTATIVE_INT_OPS(TTINTERP_IS) TTINTERP_FLOAT_MIN_MAX_OPS(TTINTERP_IS);
-#undef TTINTERP_IS
+template <DType D, class Fn> inline Repr<D> combineOp(Repr<D> a, Repr<D> b) {
+  return roundTo<D>(Fn::template apply<D>(a, b));
+}
 
-/// Reduces src[0, length) with kRegroupable Fn over independent lanes, so the
-/// loop is not one long dependency chain; the left fold's result exactly. Only
-/// maxnum/minnum over all-NaN input could differ (in which NaN comes out), so
-/// that case returns nullopt and the caller folds in order.
-template <DType D, class Fn> std::optional<Repr<D>> laneFold(const Repr<D> *src, int64_t length) {
+/// tt.reduce in tree order along a contiguous axis: the lanes are one array, so
+/// each pass over kTreeLanes elements is a vector loop.
+template <DType D, class Fn> Repr<D> treeReduceRow(const Repr<D> *src, int64_t length) {
   using T = Repr<D>;
-  constexpr int64_t kLanes = 8;
-  T lanes[kLanes];
-  std::copy(src, src + kLanes, lanes);
-  int64_t k = kLanes;
-  for (; k + kLanes <= length; k += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l)
-      lanes[l] = roundTo<D>(Fn::template apply<D>(lanes[l], src[k + l]));
-  for (; k < length; ++k)
-    lanes[0] = roundTo<D>(Fn::template apply<D>(lanes[0], src[k]));
-  T acc = lanes[0];
-  for (int64_t l = 1; l < kLanes; ++l)
-    acc = roundTo<D>(Fn::template apply<D>(acc, lanes[l]));
-  if constexpr (std::is_same_v<Fn, MaxNumF> || std::is_same_v<Fn, MinNumF>)
-    if (std::isnan(acc))
-      return std::nullopt;
-  return acc;
+  T lanes[kTreeLanes];
+  int64_t present = std::min(length, kTreeLanes);
+  std::copy(src, src + present, lanes);
+  int64_t k = kTreeLanes;
+  for (; k + kTreeLanes <= length; k += kTreeLanes)
+    for (int64_t l = 0; l < kTreeLanes; ++l)
+      lanes[l] = combineOp<D, Fn>(lanes[l], src[k + l]);
+  for (int64_t l = 0; k + l < length; ++l)
+    lanes[l] = combineOp<D, Fn>(lanes[l], src[k + l]);
+  butterfly(present, [&](int64_t a, int64_t b) {
+    lanes[a] = combineOp<D, Fn>(lanes[a], lanes[b]);
+    return true;
+  });
+  return lanes[0];
+}
+
+/// tt.reduce in tree order along a major axis (stride `inner`): the same tree for
+/// every column, vectorised across a chunk of columns.
+template <DType D, class Fn>
+void treeReduceColumns(const Repr<D> *src, int64_t length, int64_t inner, Repr<D> *dst) {
+  using T = Repr<D>;
+  constexpr int64_t kChunk = 64;
+  T lanes[kTreeLanes][kChunk];
+  int64_t present = std::min(length, kTreeLanes);
+  for (int64_t i0 = 0; i0 < inner; i0 += kChunk) {
+    int64_t w = std::min(kChunk, inner - i0);
+    for (int64_t j = 0; j < length; ++j) {
+      const T *row = src + j * inner + i0;
+      T *lane = lanes[j % kTreeLanes];
+      if (j < kTreeLanes)
+        std::copy(row, row + w, lane);
+      else
+        for (int64_t c = 0; c < w; ++c)
+          lane[c] = combineOp<D, Fn>(lane[c], row[c]);
+    }
+    butterfly(present, [&](int64_t a, int64_t b) {
+      for (int64_t c = 0; c < w; ++c)
+        lanes[a][c] = combineOp<D, Fn>(lanes[a][c], lanes[b][c]);
+      return true;
+    });
+    std::copy(lanes[0], lanes[0] + w, dst + i0);
+  }
 }
 
 template <DType D, class Fn, bool Scan> void fastFoldKernel(Frame &f, const Instr &in) {
@@ -122,38 +212,34 @@ template <DType D, class Fn, bool Scan> void fastFoldKernel(Frame &f, const Inst
   T *out = f.at<T>(in.results[0]);
   for (int64_t o = 0; o < d.outer; ++o) {
     const T *src = x + o * d.length * d.inner;
-    T *dst = Scan ? out + o * d.length * d.inner : out + o * d.inner;
-    int64_t first = d.reverse ? d.length - 1 : 0, step = d.reverse ? -1 : 1;
-    if constexpr (!Scan && kRegroupable<Fn>) {
-      if (d.inner == 1 && d.length >= 16)
-        if (std::optional<T> acc = laneFold<D, Fn>(src, d.length)) {
-          dst[0] = *acc;
-          continue;
-        }
+    if constexpr (!Scan) {
+      if (d.inner == 1)
+        out[o] = treeReduceRow<D, Fn>(src, d.length);
+      else
+        treeReduceColumns<D, Fn>(src, d.length, d.inner, out + o * d.inner);
+      continue;
     }
+    T *dst = out + o * d.length * d.inner;
+    int64_t first = d.reverse ? d.length - 1 : 0, step = d.reverse ? -1 : 1;
     if (d.inner == 1) {
       // Along the minor axis: one running accumulator.
       T acc = src[first];
-      if (Scan)
-        dst[first] = acc;
+      dst[first] = acc;
       for (int64_t k = 1, j = first + step; k < d.length; ++k, j += step) {
-        acc = roundTo<D>(Fn::template apply<D>(acc, src[j]));
-        if (Scan)
-          dst[j] = acc;
+        acc = combineOp<D, Fn>(acc, src[j]);
+        dst[j] = acc;
       }
-      if (!Scan)
-        dst[0] = acc;
       continue;
     }
     // Along a major axis: whole rows combine elementwise, which vectorises.
-    T *acc = Scan ? dst + first * d.inner : dst;
-    if (!Scan || acc != src + first * d.inner)
+    T *acc = dst + first * d.inner;
+    if (acc != src + first * d.inner)
       std::memcpy(acc, src + first * d.inner, size_t(d.inner) * sizeof(T));
     for (int64_t k = 1, j = first + step; k < d.length; ++k, j += step) {
       const T *row = src + j * d.inner;
-      T *next = Scan ? dst + j * d.inner : acc;
+      T *next = dst + j * d.inner;
       for (int64_t i = 0; i < d.inner; ++i)
-        next[i] = roundTo<D>(Fn::template apply<D>(acc[i], row[i]));
+        next[i] = combineOp<D, Fn>(acc[i], row[i]);
       acc = next;
     }
   }
@@ -237,7 +323,7 @@ template <bool Scan> bool lowerFold(mlir::Operation *op, Lowerer &L) {
       return false;
     d.outputs.push_back(s);
   }
-  L.emit(op, &foldKernel<Scan>, {}, {}, L.keep(std::move(d)));
+  L.emit(op, Scan ? &scanKernel : &reduceKernel, {}, {}, L.keep(std::move(d)));
   return true;
 }
 

@@ -1,5 +1,6 @@
 //===- main.cpp - The ttinterp command line: run, check, hash, info --------===//
 #include "Driver.h"
+#include "ttinterp/interp/Interpreter.h"
 #include "ttinterp/interp/KernelLibrary.h"
 
 #include <fmt/format.h>
@@ -306,7 +307,8 @@ int dispatch(int argc, char **argv) {
     return kExitOk;
   }
   if (command == "--version") {
-    std::cout << "ttinterp " << TTINTERP_VERSION << "\n";
+    std::cout << "ttinterp " << TTINTERP_VERSION << " (vector kernels: "
+              << interp::vectorTarget() << ")\n";
     return kExitOk;
   }
   Arguments args(argc, argv, 2);

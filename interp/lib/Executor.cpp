@@ -1,6 +1,7 @@
 //===- Executor.cpp - Running a Program over a launch grid ----------------===//
 #include "Program.h"
 #include "ops/BlockPointerOps.h"
+#include "simd/Simd.h"
 
 #include "ttinterp/memory/Workers.h"
 
@@ -158,6 +159,8 @@ void Kernel::applyAccess(const std::vector<ArgumentValue> &arguments,
 }
 Access Kernel::reachableAccess() const { return program_->reachableAccess; }
 const std::string &Kernel::siteOp(uint32_t site) const { return program_->sites.at(site).op; }
+const char *vectorTarget() { return simd::targetName(); }
+
 const std::string &Kernel::siteLocation(uint32_t site) const {
   return program_->sites.at(site).location;
 }

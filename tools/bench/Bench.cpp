@@ -355,6 +355,8 @@ int main(int argc, char **argv) {
                    }});
 
   if (!interpretedOnly)
+    fmt::print("vector kernels: {}\n", interp::vectorTarget());
+  if (!interpretedOnly)
     fmt::print("{:<12} {:<14} {:>11} {:>11} {:>9} {:>11} {:>9} {:>11}{}\n", "kernel", "size",
                "native ms", "interp ms", "ratio", fmt::format("interp {}t", threads), "speedup",
                fmt::format("native {}t", threads), hazards ? "  hazards ms  cost" : "");

@@ -124,4 +124,8 @@ private:
   std::unique_ptr<Program> program_;
 };
 
+/// The instruction set the vector kernels run with on this CPU (Highway's name for
+/// it, e.g. "AVX2"), chosen once at first use; benchmarks report it with figures.
+const char *vectorTarget();
+
 } // namespace ttinterp::interp

@@ -158,6 +158,11 @@ template <DType Out> void floatDotKernel(Frame &f, const Instr &in) {
       B = pb;
     }
     if (!e || e->crossTerms.empty()) {
+      if constexpr (Out == DType::F32) {
+        // One pass (ieee, tf32): straight into the result, which may be c itself.
+        gemm(A, B, r + bi * sr, C, s.m, s.n, s.k);
+        continue;
+      }
       for (int64_t i = 0; i < sr; ++i)
         acc[i] = float(C[i]);
       gemm(A, B, acc, acc, s.m, s.n, s.k);

@@ -22,8 +22,9 @@ uint64_t splitmix64(uint64_t &state) {
 void fillBuffer(const BufferSpec &b, uint8_t *data) {
   size_t size = byteSize(b.dtype);
   switch (b.init) {
+  case InitKind::Npy: // HostBuffers::create reads the file's data over every byte
+    return;
   case InitKind::Zeros:
-  case InitKind::Npy:
   case InitKind::Addresses: // filled by HostBuffers::create, once every buffer has its address
     std::memset(data, 0, b.byteSize);
     return;
@@ -70,25 +71,29 @@ void fillBuffer(const BufferSpec &b, uint8_t *data) {
 }
 
 bool loadNpyInit(const Spec &spec, const BufferSpec &b, uint8_t *data, std::string &error) {
-  NpyArray array;
+  NpyReader reader;
   std::string why;
   std::string path = fmt::format("{}: {}.init.npy", spec.file, b.path);
-  if (!readNpy(b.npyPath, b.dtype, array, why)) {
+  if (!reader.open(b.npyPath, b.dtype, why)) {
     error = fmt::format("{}: {}", path, why);
     return false;
   }
-  if (array.shape != b.shape) {
+  const NpyHeader &header = reader.header();
+  if (header.shape != b.shape) {
     error = fmt::format("{}: '{}' has shape [{}] but the buffer has shape [{}]", path, b.npyPath,
-                        fmt::join(array.shape, ", "), fmt::join(b.shape, ", "));
+                        fmt::join(header.shape, ", "), fmt::join(b.shape, ", "));
     return false;
   }
-  if (array.bytes.size() != b.byteSize) {
-    error = fmt::format("{}: '{}' holds {} bytes, expected {}", path, b.npyPath, array.bytes.size(),
-                        b.byteSize);
+  if (header.payloadBytes != b.byteSize) {
+    error = fmt::format("{}: '{}' holds {} bytes, expected {}", path, b.npyPath,
+                        header.payloadBytes, b.byteSize);
     return false;
   }
-  if (b.byteSize)
-    std::memcpy(data, array.bytes.data(), b.byteSize);
+  // Straight from the file into the buffer: no copy of the array in between.
+  if (b.byteSize && !reader.readPayload(data, why)) {
+    error = fmt::format("{}: {}", path, why);
+    return false;
+  }
   return true;
 }
 

@@ -191,6 +191,11 @@ int Run::execute(const std::string &specPath) {
       return badInput("io", fmt::format("cannot create output folder '{}': {}", options_.outDir,
                                         ec ? ec.message() : "not a folder"));
   }
+  for (const std::string &name : options_.outBuffers)
+    if (std::none_of(spec_.buffers.begin(), spec_.buffers.end(),
+                     [&](const BufferSpec &b) { return b.name == name; }))
+      return badInput("spec", fmt::format("--out-buffers names '{}', which is not a buffer of {}",
+                                           name, spec_.file));
   if (!buffers_.create(spec_, error))
     return badInput("spec", error);
   if (spec_.usesCuda() && !buffers_.createDevice(spec_, error))
@@ -698,6 +703,10 @@ int Run::finish(int code) {
   if (buffersReady_ && !options_.outDir.empty()) {
     for (size_t i = 0; i < spec_.buffers.size(); ++i) {
       const BufferSpec &b = spec_.buffers[i];
+      if (!options_.outBuffers.empty() &&
+          std::find(options_.outBuffers.begin(), options_.outBuffers.end(), b.name) ==
+              options_.outBuffers.end())
+        continue;
       if (i < released_.size() && released_[i]) {
         // A donated buffer's contents are given up; say so rather than leave the file out
         // silently (or write an alias's stale bytes).

@@ -30,6 +30,8 @@ enum ExitCode : int {
 
 struct RunOptions {
   std::string outDir;     ///< Empty: no .npy output.
+  /// With outDir: the buffers to write (spec names); empty: every buffer.
+  std::vector<std::string> outBuffers;
   std::string reportPath; ///< Empty: no JSON report.
   unsigned threads = 1;
   uint64_t maxSteps = 0;

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -300,23 +303,29 @@ uint32_t readLE(const uint8_t *p, size_t n) {
   return v;
 }
 
+/// Appends everything `f` yields to `out`.
+bool readStream(std::FILE *f, const std::string &path, std::vector<uint8_t> &out,
+                std::string &error) {
+  uint8_t chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
+    out.insert(out.end(), chunk, chunk + n);
+  if (std::ferror(f)) {
+    error = fmt::format("{}: read error", path);
+    return false;
+  }
+  return true;
+}
+
 bool readFile(const std::string &path, std::vector<uint8_t> &out, std::string &error) {
   std::FILE *f = std::fopen(path.c_str(), "rb");
   if (!f) {
     error = fmt::format("{}: cannot open: {}", path, std::strerror(errno));
     return false;
   }
-  uint8_t chunk[1 << 16];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
-    out.insert(out.end(), chunk, chunk + n);
-  const bool failed = std::ferror(f) != 0;
+  const bool read = readStream(f, path, out, error);
   std::fclose(f);
-  if (failed) {
-    error = fmt::format("{}: read error", path);
-    return false;
-  }
-  return true;
+  return read;
 }
 
 } // namespace
@@ -357,35 +366,44 @@ std::string_view npyDescr(DType dtype) {
   return "";
 }
 
-bool parseNpy(const uint8_t *data, size_t size, std::string_view name,
-              std::optional<DType> expected, NpyArray &out, std::string &error) {
+namespace {
+/// The length of the preamble (magic, version, header length) of a .npy image that
+/// starts with `data` (`size` bytes available), or 0 with `why` set.
+size_t preambleLength(const uint8_t *data, size_t size, std::string &why) {
+  if (size < kMagicLen + 2 || std::memcmp(data, kMagic, kMagicLen) != 0) {
+    why = "not a .npy file (bad magic string)";
+    return 0;
+  }
+  const unsigned major = data[kMagicLen], minor = data[kMagicLen + 1];
+  if ((major == 1 || major == 2) && minor == 0)
+    return kMagicLen + 2 + (major == 1 ? 2 : 4);
+  why = fmt::format("unsupported .npy format version {}.{} (1.0 and 2.0 are read)", major, minor);
+  return 0;
+}
+
+/// Decodes the header of a .npy file of `fileSize` bytes whose first `size` bytes (at
+/// least the preamble and the header) are `data`.
+bool parseHeader(const uint8_t *data, size_t size, uint64_t fileSize, std::string_view name,
+                 std::optional<DType> expected, NpyHeader &out, std::string &error) {
   auto fail = [&](std::string message) {
     error = fmt::format("{}: {}", name, message);
     return false;
   };
-  if (size < kMagicLen + 2 || std::memcmp(data, kMagic, kMagicLen) != 0)
-    return fail("not a .npy file (bad magic string)");
-  const unsigned major = data[kMagicLen], minor = data[kMagicLen + 1];
-  size_t lengthBytes = 0;
-  if (major == 1 && minor == 0)
-    lengthBytes = 2;
-  else if (major == 2 && minor == 0)
-    lengthBytes = 4;
-  else
-    return fail(
-        fmt::format("unsupported .npy format version {}.{} (1.0 and 2.0 are read)", major, minor));
-  const size_t preamble = kMagicLen + 2 + lengthBytes;
+  std::string why;
+  const size_t preamble = preambleLength(data, size, why);
+  if (!preamble)
+    return fail(why);
+  const size_t lengthBytes = preamble - kMagicLen - 2;
   if (size < preamble)
     return fail(
         fmt::format("truncated: {} bytes, shorter than the {}-byte preamble", size, preamble));
   const size_t headerLen = readLE(data + kMagicLen + 2, lengthBytes);
-  if (headerLen > size - preamble)
+  if (headerLen > fileSize - preamble || headerLen > size - preamble)
     return fail(fmt::format("truncated header: it declares {} bytes, {} are present", headerLen,
-                            size - preamble));
+                            fileSize - preamble));
 
   std::string_view header(reinterpret_cast<const char *>(data + preamble), headerLen);
   std::vector<std::pair<std::string, HeaderValue>> entries;
-  std::string why;
   if (!HeaderParser(header).parseDict(entries, why))
     return fail(why);
 
@@ -431,7 +449,7 @@ bool parseNpy(const uint8_t *data, size_t size, std::string_view name,
   if (!count)
     return fail(fmt::format("shape {} is too large", shapeRepr(shape)));
   const uint64_t needed = static_cast<uint64_t>(*count) * descr.width;
-  const size_t present = size - preamble - headerLen;
+  const uint64_t present = fileSize - preamble - headerLen;
   if (needed > present)
     return fail(fmt::format("truncated data: shape {} of '{}' needs {} bytes, {} are present",
                             shapeRepr(shape), descrValue->text, needed, present));
@@ -441,12 +459,101 @@ bool parseNpy(const uint8_t *data, size_t size, std::string_view name,
 
   out.dtype = dtype;
   out.shape = shape;
-  const uint8_t *payload = data + preamble + headerLen;
-  out.bytes.assign(payload, payload + needed);
-  if (dtype == DType::I1)
-    for (uint8_t &b : out.bytes)
-      b = b != 0;
+  out.payloadOffset = preamble + headerLen;
+  out.payloadBytes = needed;
   return true;
+}
+
+/// Booleans as 0/1 whatever byte the file had (i1 also reads '|u1').
+void normaliseBooleans(DType dtype, uint8_t *bytes, size_t n) {
+  if (dtype == DType::I1)
+    for (size_t i = 0; i < n; ++i)
+      bytes[i] = bytes[i] != 0;
+}
+} // namespace
+
+bool parseNpy(const uint8_t *data, size_t size, std::string_view name,
+              std::optional<DType> expected, NpyArray &out, std::string &error) {
+  NpyHeader header;
+  if (!parseHeader(data, size, size, name, expected, header, error))
+    return false;
+  out.dtype = header.dtype;
+  out.shape = header.shape;
+  const uint8_t *payload = data + header.payloadOffset;
+  out.bytes.assign(payload, payload + header.payloadBytes);
+  normaliseBooleans(out.dtype, out.bytes.data(), out.bytes.size());
+  return true;
+}
+
+bool NpyReader::open(const std::string &path, DType expected, std::string &error) {
+  close();
+  path_ = path;
+  file_ = std::fopen(path.c_str(), "rb");
+  if (!file_) {
+    error = fmt::format("{}: cannot open: {}", path, std::strerror(errno));
+    return false;
+  }
+  struct stat st;
+  if (fstat(fileno(file_), &st) != 0 || !S_ISREG(st.st_mode)) {
+    // Not a regular file (a pipe, a device): read what it gives, whole, once.
+    std::vector<uint8_t> image;
+    bool read = readStream(file_, path, image, error);
+    std::fclose(file_);
+    file_ = nullptr;
+    NpyArray whole;
+    if (!read || !parseNpy(image.data(), image.size(), path, expected, whole, error))
+      return false;
+    header_.dtype = whole.dtype;
+    header_.shape = whole.shape;
+    header_.payloadBytes = whole.bytes.size();
+    buffered_ = std::move(whole.bytes);
+    return true;
+  }
+  // The preamble, then exactly the header: no more than the file holds.
+  uint64_t fileSize = uint64_t(st.st_size);
+  std::vector<uint8_t> head(std::min<uint64_t>(fileSize, kMagicLen + 2 + 4));
+  if (std::fread(head.data(), 1, head.size(), file_) != head.size()) {
+    error = fmt::format("{}: read error", path);
+    return false;
+  }
+  std::string why;
+  size_t preamble = preambleLength(head.data(), head.size(), why);
+  if (preamble && head.size() >= preamble) {
+    uint64_t headerLen = readLE(head.data() + kMagicLen + 2, preamble - kMagicLen - 2);
+    if (headerLen <= fileSize - preamble) {
+      size_t had = head.size();
+      head.resize(preamble + headerLen);
+      if (head.size() > had &&
+          std::fread(head.data() + had, 1, head.size() - had, file_) != head.size() - had) {
+        error = fmt::format("{}: read error", path);
+        return false;
+      }
+      if (head.size() < had) // the header ends inside the bytes read: step back
+        std::fseek(file_, long(head.size()), SEEK_SET);
+    }
+  }
+  return parseHeader(head.data(), head.size(), fileSize, path, expected, header_, error);
+}
+
+bool NpyReader::readPayload(uint8_t *dest, std::string &error) {
+  size_t n = size_t(header_.payloadBytes);
+  if (!file_) {
+    std::memcpy(dest, buffered_.data(), n);
+    return true;
+  }
+  if (std::fread(dest, 1, n, file_) != n) {
+    error = fmt::format("{}: read error (the file changed while it was read?)", path_);
+    return false;
+  }
+  normaliseBooleans(header_.dtype, dest, n);
+  return true;
+}
+
+void NpyReader::close() {
+  if (file_)
+    std::fclose(file_);
+  file_ = nullptr;
+  buffered_.clear();
 }
 
 bool readNpy(const std::string &path, DType expected, NpyArray &out, std::string &error) {
@@ -463,15 +570,17 @@ bool readNpy(const std::string &path, NpyArray &out, std::string &error) {
   return parseNpy(image.data(), image.size(), path, std::nullopt, out, error);
 }
 
-bool encodeNpy(DType dtype, const std::vector<int64_t> &shape, const void *data,
-               std::vector<uint8_t> &out, std::string &error) {
+namespace {
+/// The header numpy.save writes for dtype and shape, and the data's byte count.
+bool encodeHeader(DType dtype, const std::vector<int64_t> &shape, const void *data,
+                  std::vector<uint8_t> &out, size_t &dataBytes, std::string &error) {
   const size_t width = byteSize(dtype);
   std::optional<int64_t> count = countElements(shape, width);
   if (!count) {
     error = fmt::format("cannot write shape {}: negative or too large", shapeRepr(shape));
     return false;
   }
-  const size_t dataBytes = static_cast<size_t>(*count) * width;
+  dataBytes = static_cast<size_t>(*count) * width;
   if (dataBytes != 0 && !data) {
     error = "no data to write";
     return false;
@@ -502,7 +611,7 @@ bool encodeNpy(DType dtype, const std::vector<int64_t> &shape, const void *data,
   }
 
   out.clear();
-  out.reserve(kMagicLen + 2 + lengthBytes + headerLen + dataBytes);
+  out.reserve(kMagicLen + 2 + lengthBytes + headerLen);
   out.insert(out.end(), kMagic, kMagic + kMagicLen);
   out.push_back(static_cast<uint8_t>(major));
   out.push_back(0);
@@ -511,6 +620,16 @@ bool encodeNpy(DType dtype, const std::vector<int64_t> &shape, const void *data,
   out.insert(out.end(), dict.begin(), dict.end());
   out.insert(out.end(), pad, ' ');
   out.push_back('\n');
+  return true;
+}
+} // namespace
+
+bool encodeNpy(DType dtype, const std::vector<int64_t> &shape, const void *data,
+               std::vector<uint8_t> &out, std::string &error) {
+  size_t dataBytes = 0;
+  if (!encodeHeader(dtype, shape, data, out, dataBytes, error))
+    return false;
+  out.reserve(out.size() + dataBytes);
   const uint8_t *src = static_cast<const uint8_t *>(data);
   if (dtype == DType::I1) {
     for (size_t i = 0; i < dataBytes; ++i)
@@ -523,8 +642,10 @@ bool encodeNpy(DType dtype, const std::vector<int64_t> &shape, const void *data,
 
 bool writeNpy(const std::string &path, DType dtype, const std::vector<int64_t> &shape,
               const void *data, std::string &error) {
-  std::vector<uint8_t> image;
-  if (!encodeNpy(dtype, shape, data, image, error)) {
+  // The header, then the data straight from the caller's memory (no image of the file).
+  std::vector<uint8_t> header;
+  size_t dataBytes = 0;
+  if (!encodeHeader(dtype, shape, data, header, dataBytes, error)) {
     error = fmt::format("{}: {}", path, error);
     return false;
   }
@@ -533,7 +654,19 @@ bool writeNpy(const std::string &path, DType dtype, const std::vector<int64_t> &
     error = fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno));
     return false;
   }
-  const bool wrote = std::fwrite(image.data(), 1, image.size(), f) == image.size();
+  bool wrote = std::fwrite(header.data(), 1, header.size(), f) == header.size();
+  const uint8_t *src = static_cast<const uint8_t *>(data);
+  if (dtype == DType::I1) {
+    uint8_t chunk[1 << 16];
+    for (size_t at = 0; wrote && at < dataBytes; at += sizeof(chunk)) {
+      size_t n = std::min(sizeof(chunk), dataBytes - at);
+      for (size_t i = 0; i < n; ++i)
+        chunk[i] = src[at + i] != 0;
+      wrote = std::fwrite(chunk, 1, n, f) == n;
+    }
+  } else if (dataBytes != 0) {
+    wrote = wrote && std::fwrite(src, 1, dataBytes, f) == dataBytes;
+  }
   const int savedErrno = errno;
   const bool closed = std::fclose(f) == 0;
   if (!wrote || !closed) {

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,36 @@ struct NpyArray {
 
   /// Product of the shape (1 for a 0-d array; 0 for a negative or overflowing shape).
   int64_t numElements() const;
+};
+
+/// What a .npy header says: the array's dtype (as read) and shape, and where its data lies.
+struct NpyHeader {
+  DType dtype = DType::I8;
+  std::vector<int64_t> shape;
+  uint64_t payloadOffset = 0, payloadBytes = 0;
+};
+
+/// Reads a .npy file in two steps, so that its data can go straight to its destination:
+/// open() reads and checks the header (as readNpy does: dtype, shape, the file's exact size),
+/// readPayload() copies the data into memory the caller provides, header().payloadBytes
+/// long. No intermediate copy of the data is made for a regular file.
+class NpyReader {
+public:
+  NpyReader() = default;
+  NpyReader(const NpyReader &) = delete;
+  NpyReader &operator=(const NpyReader &) = delete;
+  ~NpyReader() { close(); }
+
+  bool open(const std::string &path, DType expected, std::string &error);
+  const NpyHeader &header() const { return header_; }
+  bool readPayload(uint8_t *dest, std::string &error);
+  void close();
+
+private:
+  std::string path_;
+  std::FILE *file_ = nullptr;
+  NpyHeader header_;
+  std::vector<uint8_t> buffered_; ///< The data of a file that is not a regular file.
 };
 
 /// The descr ttinterp writes for a dtype: "|b1" for i1, "<i4" for i32, "<u2" for bf16, ...

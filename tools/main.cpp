@@ -44,6 +44,7 @@ per launch the regions formed and bytes copied, and at the end each buffer's fir
 
 options:
   --out DIR          write every buffer's final contents to DIR/NAME.npy (DIR is created)
+  --out-buffers A,B  with --out: write only these buffers
   --report FILE      write a JSON report of the run to FILE
   --threads N        worker threads per launch (default 1; 0: one per core)
   --max-steps N      fault a program instance after N executed ops (default 0: no limit)
@@ -77,7 +78,8 @@ within a number of ulp (default f64 4, f32 8, f16/bf16 2, fp8 1), listing the fi
 differing elements with their indices and both values.
 
 options:
-  --out DIR, --report FILE, --max-steps N, --bounds arg|region   as for 'run'
+  --out DIR, --out-buffers A,B, --report FILE, --max-steps N, --bounds arg|region
+                     as for 'run'
                      (with --native, --out also writes the native run to DIR/native)
   --seed N           seed of the shuffled order (default fixed)
   --native           compare the interpreter with the native kernels (needs a GPU)
@@ -220,6 +222,17 @@ double tolerance(const std::string &option, const std::string &text) {
 RunOptions runOptions(Arguments &args) {
   RunOptions options;
   options.outDir = args.option("--out").value_or("");
+  if (auto list = args.option("--out-buffers")) {
+    if (options.outDir.empty())
+      throw UsageError{"option '--out-buffers' needs '--out DIR'"};
+    for (size_t at = 0; at <= list->size();) {
+      size_t comma = std::min(list->find(',', at), list->size());
+      if (comma == at)
+        throw UsageError{fmt::format("option '--out-buffers' expects NAME[,NAME...], got '{}'", *list)};
+      options.outBuffers.push_back(list->substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
   options.reportPath = args.option("--report").value_or("");
   if (auto t = args.option("--threads")) {
     options.threads = unsigned(number("--threads", *t, 1024));
@@ -244,7 +257,7 @@ RunOptions runOptions(Arguments &args) {
 }
 
 int commandRun(Arguments &args) {
-  args.parse({"--out", "--report", "--threads", "--max-steps", "--bounds"},
+  args.parse({"--out", "--out-buffers", "--report", "--threads", "--max-steps", "--bounds"},
              {"--hazards", "--in-place"});
   std::string spec = args.single("SPEC.json operand");
   return runSpec(spec, runOptions(args), std::cout, std::cerr);
@@ -252,7 +265,8 @@ int commandRun(Arguments &args) {
 
 int commandCheck(Arguments &args) {
   args.parse(
-      {"--out", "--report", "--max-steps", "--bounds", "--seed", "--ulp", "--rtol", "--atol"},
+      {"--out", "--out-buffers", "--report", "--max-steps", "--bounds", "--seed", "--ulp", "--rtol",
+       "--atol"},
       {"--native"});
   std::string spec = args.single("SPEC.json operand");
   RunOptions options = runOptions(args);

@@ -281,3 +281,26 @@ TEST_CASE("a zero grid runs no program") {
   CHECK(r.status == 0);
   CHECK(r.out.find("end: wrote back 0 B") != std::string::npos);
 }
+
+TEST_CASE("--out-buffers writes only the buffers named; an unknown name is a spec error") {
+  nlohmann::json spec = nlohmann::json::parse(R"({"buffers": {
+      "x": {"dtype": "f32", "shape": [4], "init": "arange"},
+      "y": {"dtype": "f32", "shape": [4], "init": {"fill": 10}},
+      "out": {"dtype": "f32", "shape": [4]}},
+    "launches": [{"kernel": "K", "function": "add_kernel", "grid": [1],
+                  "args": ["x", "y", "out", {"i32": 4}]}]})");
+  spec["launches"][0]["kernel"] = sourcePath("examples/vector_add/vector_add.ttir");
+  auto run = runSpec(spec, "run", "--out-buffers out,x");
+  REQUIRE(run->cli.status == 0);
+  CHECK(run->buffer("out") == std::vector<float>{10, 11, 12, 13}); // arange + 10
+  CHECK(run->buffer("x") == std::vector<float>{0, 1, 2, 3});
+  CHECK_FALSE(run->hasOutput("y"));
+
+  auto bad = runSpec(spec, "run", "--out-buffers out,z");
+  CHECK(bad->cli.status == 2);
+  CHECK(bad->cli.err.find("--out-buffers names 'z', which is not a buffer of") != std::string::npos);
+  CHECK_FALSE(bad->hasOutput("out"));
+  CliResult empty = runCli("run " + quote(run->dir / "spec.json") + " --out-buffers out");
+  CHECK(empty.status == 2);
+  CHECK(empty.err.find("'--out-buffers' needs '--out DIR'") != std::string::npos);
+}

@@ -8,10 +8,13 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 using namespace ttinterp;
 
@@ -336,4 +339,96 @@ TEST_CASE("parseNpy: truncations and byte flips never crash") {
   }
   // Flips in the header's padding leave it valid, so some must parse.
   CHECK(parsed > 0);
+}
+
+namespace {
+/// NpyReader's view of a file: its header and data, or its error.
+struct Streamed {
+  bool ok = false;
+  NpyHeader header;
+  std::vector<uint8_t> bytes;
+  std::string error;
+};
+Streamed stream(const std::string &path, DType expected) {
+  Streamed s;
+  NpyReader reader;
+  if (!reader.open(path, expected, s.error))
+    return s;
+  s.header = reader.header();
+  s.bytes.assign(size_t(s.header.payloadBytes), 0xEE);
+  s.ok = s.bytes.empty() || reader.readPayload(s.bytes.data(), s.error);
+  return s;
+}
+void writeFile(const std::string &path, const std::vector<uint8_t> &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+}
+} // namespace
+
+TEST_CASE("NpyReader: streams exactly what readNpy reads, into the caller's memory") {
+  const std::pair<const char *, DType> files[] = {
+      {"i32_2x3.npy", DType::I32}, {"f16.npy", DType::F16},       {"bool.npy", DType::I1},
+      {"bf16_bits.npy", DType::BF16}, {"i8.npy", DType::F8E5M2},  {"f32_scalar.npy", DType::F32},
+      {"f32_empty.npy", DType::F32}, {"i64_3.npy", DType::I64},   {"f64_v2.npy", DType::F64}};
+  for (const auto &[file, dtype] : files) {
+    INFO(file);
+    NpyArray whole = mustRead(file, dtype);
+    Streamed s = stream(dataPath(file), dtype);
+    REQUIRE_MESSAGE(s.ok, s.error);
+    CHECK(s.header.dtype == whole.dtype);
+    CHECK(s.header.shape == whole.shape);
+    CHECK(s.bytes == whole.bytes);
+  }
+  // Rejections are readNpy's, word for word.
+  for (const auto &[file, dtype] : {std::pair{"fortran.npy", DType::I32},
+                                    std::pair{"i32_2x3.npy", DType::F32},
+                                    std::pair{"no-such-file.npy", DType::I32}}) {
+    NpyArray a;
+    std::string expected;
+    CHECK_FALSE(readNpy(dataPath(file), dtype, a, expected));
+    Streamed s = stream(dataPath(file), dtype);
+    CHECK_FALSE(s.ok);
+    CHECK(s.error == expected);
+  }
+}
+
+TEST_CASE("NpyReader: a file shorter or longer than its header says is refused before reading") {
+  std::vector<uint8_t> data(12);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = uint8_t(i + 1);
+  std::vector<uint8_t> img = image("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }", data);
+  std::vector<uint8_t> shorter(img.begin(), img.end() - 1), longer = img;
+  longer.push_back(0);
+  writeFile(tempPath("short.npy"), shorter);
+  writeFile(tempPath("long.npy"), longer);
+  writeFile(tempPath("exact.npy"), img);
+  Streamed s = stream(tempPath("short.npy"), DType::I32);
+  CHECK_FALSE(s.ok);
+  CHECK(contains(s.error, "truncated data"));
+  s = stream(tempPath("long.npy"), DType::I32);
+  CHECK_FALSE(s.ok);
+  CHECK(contains(s.error, "1 unexpected bytes after the 12 bytes of data"));
+  s = stream(tempPath("exact.npy"), DType::I32);
+  REQUIRE_MESSAGE(s.ok, s.error);
+  CHECK(s.bytes == data);
+  // A preamble cut short, and a header longer than the file.
+  writeFile(tempPath("stub.npy"), std::vector<uint8_t>(img.begin(), img.begin() + 9));
+  CHECK(contains(stream(tempPath("stub.npy"), DType::I32).error, "truncated"));
+  writeFile(tempPath("header.npy"), std::vector<uint8_t>(img.begin(), img.begin() + 40));
+  CHECK(contains(stream(tempPath("header.npy"), DType::I32).error, "truncated header"));
+}
+
+TEST_CASE("NpyReader: a file that is not a regular file (a FIFO) is read whole") {
+  std::string path = tempPath("fifo.npy");
+  std::remove(path.c_str());
+  REQUIRE(mkfifo(path.c_str(), 0600) == 0);
+  std::vector<uint8_t> img =
+      image("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", {0, 7, 1});
+  std::thread writer([&] { writeFile(path, img); });
+  Streamed s = stream(path, DType::I1);
+  writer.join();
+  std::remove(path.c_str());
+  REQUIRE_MESSAGE(s.ok, s.error);
+  CHECK(s.header.shape == std::vector<int64_t>{3});
+  CHECK(s.bytes == std::vector<uint8_t>{0, 1, 1}); // booleans read as 0/1
 }

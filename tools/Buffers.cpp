@@ -108,14 +108,14 @@ bool HostBuffers::create(const Spec &spec, std::string &error) {
     sizes_[i] = b.byteSize;
     if (b.aliasOf)
       continue;
-    // 64 extra bytes to align the start; never zero, so every root has its own address.
-    storage_[i].reset(new (std::nothrow) uint8_t[b.byteSize + 64]);
-    if (!storage_[i]) {
+    // 64-byte aligned; never empty, so every root has its own address.
+    try {
+      storage_[i] = acquireHostBlock(b.byteSize);
+    } catch (const std::bad_alloc &) {
       error = fmt::format("{}: {}: cannot allocate {} bytes", spec.file, b.path, b.byteSize);
       return false;
     }
-    uintptr_t base = reinterpret_cast<uintptr_t>(storage_[i].get());
-    data_[i] = reinterpret_cast<uint8_t *>((base + 63) & ~uintptr_t(63));
+    data_[i] = storage_[i].get();
     fillBuffer(b, data_[i]);
     if (b.init == InitKind::Npy && !loadNpyInit(spec, b, data_[i], error))
       return false;

@@ -16,6 +16,7 @@
 #include "Spec.h"
 
 #include "ttinterp/cuda/DeviceMemory.h"
+#include "ttinterp/memory/HostBlocks.h"
 #include "ttinterp/memory/View.h"
 
 #include <cstdint>
@@ -65,7 +66,7 @@ public:
   }
 
 private:
-  std::vector<std::unique_ptr<uint8_t[]>> storage_;
+  std::vector<HostBlock> storage_; ///< Roots' bytes (huge pages for big ones).
   std::vector<uint8_t *> data_;
   std::vector<uint64_t> sizes_;
   /// Per buffer: its device address, or none for a host buffer.

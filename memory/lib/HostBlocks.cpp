@@ -1,6 +1,8 @@
 //===- HostBlocks.cpp - A size-classed cache of large host allocations ----===//
 #include "ttinterp/memory/HostBlocks.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -10,6 +12,8 @@ namespace {
 
 // Blocks below this size come from the allocator, which recycles them well.
 constexpr size_t kPooledMinimum = size_t(1) << 20;
+// Blocks from this size on are backed by transparent huge pages where the kernel allows.
+constexpr size_t kHugePage = size_t(2) << 20;
 
 struct Pool {
   std::mutex mutex;
@@ -71,7 +75,19 @@ HostBlock acquireHostBlock(size_t bytes) {
       return HostBlock(p, HostBlockReturn{capacity});
     }
   }
-  void *p = std::aligned_alloc(64, capacity);
+  void *p;
+  if (capacity >= kHugePage) {
+    // Whole huge pages, asked for: a 64 MB shadow then takes 32 page faults, not 16,384
+    // (fresh-memory faults were the largest single cost of a big launch from the CLI).
+    size_t whole = (capacity + kHugePage - 1) & ~(kHugePage - 1);
+    p = std::aligned_alloc(kHugePage, whole);
+#ifdef MADV_HUGEPAGE
+    if (p)
+      madvise(p, whole, MADV_HUGEPAGE); // advice only: without it, small pages
+#endif
+  } else {
+    p = std::aligned_alloc(64, capacity);
+  }
   if (!p)
     throw std::bad_alloc();
   return HostBlock(static_cast<uint8_t *>(p), HostBlockReturn{capacity});

@@ -7,12 +7,13 @@
 // output (docs/performance.md), never asserted.
 //
 // Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] [--hazards] [--phases]
-//                       [--interpreted-only] [--memory | --memory-in-place]
+//                       [--interpreted-only] [--memory | --memory-in-place | --gemm]
 //   --hazards  also time each kernel with cross-program hazard tracking on
 //   --phases   also split each interpreted launch into prepare, run and write-back
 //   --interpreted-only  only the interpreted launches, on --threads threads (for profilers)
 //   --memory   peak resident memory of 8 overlapping views of one 1 GiB buffer
 //   --memory-in-place  the same without shadows
+//   --gemm     tt.dot's micro-kernel against Eigen and OpenBLAS (GFLOP/s, one thread)
 //
 //===----------------------------------------------------------------------===//
 #include "ttinterp/frontend/Frontend.h"
@@ -20,7 +21,13 @@
 #include "ttinterp/interp/Launch.h"
 #include "ttinterp/memory/Session.h"
 
+// The micro-kernel itself, from interp's private sources: what --gemm measures.
+#include "simd/Simd.h"
+
 #include <Eigen/Core>
+#ifdef TTINTERP_BENCH_OPENBLAS
+#include <cblas.h>
+#endif
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -231,6 +238,55 @@ int memoryBenchmark(bool inPlace) {
   return 0;
 }
 
+/// GFLOP/s of out = c + a * b on m x k, k x n f32 blocks, best of a few timed batches.
+double gemmRate(int64_t m, int64_t n, int64_t k, const std::function<void()> &once) {
+  double flops = 2.0 * double(m) * double(n) * double(k), best = 0;
+  int64_t per = std::max<int64_t>(1, int64_t(2e8 / flops)); // ~0.2 GFLOP per batch
+  once();                                                   // warm caches and dispatch
+  for (int batch = 0; batch < 5; ++batch) {
+    double t = seconds([&] {
+      for (int64_t i = 0; i < per; ++i)
+        once();
+    });
+    best = std::max(best, flops * double(per) / t / 1e9);
+  }
+  return best;
+}
+
+/// tt.dot's micro-kernel against Eigen (as built here) and OpenBLAS's sgemm (when the build
+/// found it), one thread, on the tile sizes Triton kernels use and on a whole 512^3 product.
+int gemmBenchmark() {
+#ifdef TTINTERP_BENCH_OPENBLAS
+  openblas_set_num_threads(1);
+#endif
+  fmt::print("vector kernels: {}\n", interp::vectorTarget());
+  fmt::print("{:<16} {:>14} {:>14} {:>16} {:>12}\n", "m x n x k", "ttinterp GF/s", "Eigen GF/s",
+             "OpenBLAS GF/s", "ttinterp/BLAS");
+  const int64_t shapes[][3] = {{16, 16, 16},   {32, 32, 32},    {64, 64, 32},   {64, 64, 64},
+                               {128, 128, 32}, {128, 128, 64},  {128, 256, 64}, {256, 256, 64},
+                               {512, 512, 512}};
+  for (const auto &shape : shapes) {
+    int64_t m = shape[0], n = shape[1], k = shape[2];
+    std::vector<float> a = randomVector(m * k, 7), b = randomVector(k * n, 8), c(size_t(m * n));
+    double ours = gemmRate(m, n, k, [&] { interp::simd::gemm(a.data(), b.data(), c.data(), c.data(), m, n, k); });
+    using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<const M> A(a.data(), m, k), B(b.data(), k, n);
+    Eigen::Map<M> C(c.data(), m, n);
+    double eigen = gemmRate(m, n, k, [&] { C.noalias() += A * B; });
+    double blas = 0;
+#ifdef TTINTERP_BENCH_OPENBLAS
+    blas = gemmRate(m, n, k, [&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f,
+                  a.data(), int(k), b.data(), int(n), 1.0f, c.data(), int(n));
+    });
+#endif
+    fmt::print("{:<16} {:>14.1f} {:>14.1f} {:>16} {:>12}\n", fmt::format("{}x{}x{}", m, n, k), ours,
+               eigen, blas > 0 ? fmt::format("{:.1f}", blas) : "(not built)",
+               blas > 0 ? fmt::format("{:.2f}", ours / blas) : "-");
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -256,10 +312,13 @@ int main(int argc, char **argv) {
       return memoryBenchmark(false);
     else if (a == "--memory-in-place")
       return memoryBenchmark(true);
+    else if (a == "--gemm")
+      return gemmBenchmark();
     else {
       fmt::print(stderr,
                  "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] "
-                 "[--hazards] [--phases] [--interpreted-only] [--memory | --memory-in-place]\n");
+                 "[--hazards] [--phases] [--interpreted-only] [--memory | --memory-in-place | "
+                 "--gemm]\n");
       return 2;
     }
   }

@@ -103,6 +103,14 @@ void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
 
   // Record this access: reads add a reader, writes (atomics too) replace the writer.
   if (kind == AccessKind::Read) {
+    // Most reads repeat what is known: one range already holds these bytes with this
+    // program as a reader, or with two readers (all the map keeps). Nothing would change.
+    auto known = readers_.upper_bound(lo);
+    if (known != readers_.begin()) {
+      const Readers &r = std::prev(known)->second;
+      if (r.hi >= hi && (r.program == program_ || r.other != kNobody))
+        return;
+    }
     splitAt(readers_, lo);
     splitAt(readers_, hi);
     uint64_t cursor = lo;

@@ -12,6 +12,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 using namespace ttinterp;
@@ -273,4 +274,66 @@ TEST_CASE("splat operands: a splat constant is read as its one value") {
       {ptrArg(0), ptrArg(1), intArg(0)}, {1, 1, 1});
   REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
   CHECK(out == std::vector<int32_t>{12, 13, 14, 15, 16, 17, 18, 19});
+}
+
+TEST_CASE("f32 add, sub, mul and div over a block that is not a whole number of vectors") {
+  // 13 lanes: one or more full vectors on any ISA, then a tail. Each result is the one IEEE
+  // operation on the two values, as C++ float arithmetic computes it; the splat on the
+  // left, on the right, or neither.
+  const std::vector<float> x = {1.5f, -2.25f, 3.0f, 1e-30f, 7.0f, -0.0f, 1e30f, 0.1f,
+                                2.0f,  3.0f,   -5.5f, 9.75f, 1.0f / 3.0f};
+  const float s = 0.3f;
+  auto kernel = [](const std::string &op, const std::string &lhs, const std::string &rhs) {
+    return subst(R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>, %s: f32) {
+    %r = tt.make_range {end = 13 : i32, start = 0 : i32} : tensor<13xi32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<13x!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %r : tensor<13x!tt.ptr<f32>>, tensor<13xi32>
+    %v = tt.load %xp : tensor<13x!tt.ptr<f32>>
+    %ss = tt.splat %s : f32 -> tensor<13xf32>
+    %w = arith.mulf %v, %v : tensor<13xf32>
+    %y = $OP $L, $R : tensor<13xf32>
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<13x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r : tensor<13x!tt.ptr<f32>>, tensor<13xi32>
+    tt.store %op, %y : tensor<13x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)",
+                 {{"$OP", op}, {"$L", lhs}, {"$R", rhs}});
+  };
+  auto runOp = [&](const std::string &op, const std::string &lhs, const std::string &rhs) {
+    LoadedKernel k = lowered(kernel(op, lhs, rhs));
+    std::vector<float> in = x, out(x.size(), 99.0f);
+    LaunchResult r = launch(*k.kernel,
+                            {pointer("x", viewOf(in, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+                            {ptrArg(0), ptrArg(1), floatArg(s)}, {1, 1, 1});
+    REQUIRE_FALSE(r.fault);
+    return out;
+  };
+  auto expect = [&](auto f, int form) {
+    std::vector<float> e;
+    for (float v : x) {
+      float w = v * v;
+      e.push_back(form == 0 ? f(v, w) : form == 1 ? f(s, v) : f(v, s));
+    }
+    return e;
+  };
+  auto bits = [](const std::vector<float> &v) {
+    std::vector<uint32_t> b(v.size());
+    std::memcpy(b.data(), v.data(), v.size() * 4);
+    return b;
+  };
+  const std::pair<const char *, float (*)(float, float)> ops[] = {
+      {"arith.addf", [](float a, float b) { return a + b; }},
+      {"arith.subf", [](float a, float b) { return a - b; }},
+      {"arith.mulf", [](float a, float b) { return a * b; }},
+      {"arith.divf", [](float a, float b) { return a / b; }}};
+  for (const auto &[op, f] : ops) {
+    INFO(op);
+    CHECK(bits(runOp(op, "%v", "%w")) == bits(expect(f, 0)));
+    CHECK(bits(runOp(op, "%ss", "%v")) == bits(expect(f, 1)));
+    CHECK(bits(runOp(op, "%v", "%ss")) == bits(expect(f, 2)));
+  }
 }

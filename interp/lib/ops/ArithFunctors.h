@@ -79,6 +79,18 @@ TTINTERP_FLOAT_OP(MinimumF, (std::isnan(a) || std::isnan(b))
                                 : minNum(a, b))
 #undef TTINTERP_FLOAT_OP
 
+// The four correctly rounded IEEE operations: their f32 blocks run on simd::basic.
+#define TTINTERP_SIMD_BASIC(NAME, OP)                                                              \
+  template <> struct SimdBasicOf<NAME> {                                                           \
+    static constexpr bool available = true;                                                        \
+    static constexpr simd::BasicOp op = simd::BasicOp::OP;                                         \
+  };
+TTINTERP_SIMD_BASIC(AddF, Add)
+TTINTERP_SIMD_BASIC(SubF, Sub)
+TTINTERP_SIMD_BASIC(MulF, Mul)
+TTINTERP_SIMD_BASIC(DivF, Div)
+#undef TTINTERP_SIMD_BASIC
+
 /// The binary arith ops that are one functor above, as X(name, functor):
 /// ArithOps registers each as a block op, and ReduceOps folds with the
 /// commutative ones (those a combine region may apply either way round)

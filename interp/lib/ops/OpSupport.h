@@ -2,6 +2,7 @@
 #pragma once
 
 #include "../Lowering.h"
+#include "../simd/Simd.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -32,6 +33,12 @@ ExecFn pickSplatted(const std::optional<SlotId> &a, const std::optional<SlotId> 
   return b ? &K<Splatted::Rhs>::run : &K<Splatted::None>::run;
 }
 
+/// Functors whose f32 blocks run on simd::basic, the same IEEE operation compiled
+/// for the CPU's vector unit (ArithFunctors.h marks them).
+template <class Fn> struct SimdBasicOf {
+  static constexpr bool available = false;
+};
+
 /// Elementwise kernels over same-shaped operands: r[i] = Fn(a[i], b[i]), where
 /// a splatted operand is read once. Fn::apply<D> works on compute
 /// representations; narrow floats round after.
@@ -41,7 +48,12 @@ void binaryKernel(Frame &f, const Instr &in) {
   const T *a = f.at<T>(in.operands[0]);
   const T *b = f.at<T>(in.operands[1]);
   T *r = f.at<T>(in.results[0]);
-  if constexpr (S == Splatted::None) {
+  if constexpr (D == DType::F32 && SimdBasicOf<Fn>::available && S != Splatted::Both) {
+    simd::basic(SimdBasicOf<Fn>::op, a, b, r, in.n,
+                S == Splatted::Lhs   ? simd::ScalarOperand::Lhs
+                : S == Splatted::Rhs ? simd::ScalarOperand::Rhs
+                                     : simd::ScalarOperand::None);
+  } else if constexpr (S == Splatted::None) {
     for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = roundTo<D>(Fn::template apply<D>(a[i], b[i]));
   } else if constexpr (S == Splatted::Lhs) {

@@ -127,6 +127,52 @@ void GemmF64(const double *a, const double *b, const double *c, double *out, int
   Gemm(a, b, c, out, m, n, k);
 }
 
+template <class VecOp, class ScalarOp>
+HWY_INLINE void basicLoop(const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar,
+                          VecOp vecOp, ScalarOp scalarOp) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  int64_t i = 0;
+  if (scalar == ScalarOperand::None) {
+    for (; i + L <= n; i += L)
+      hn::StoreU(vecOp(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, r + i);
+    for (; i < n; ++i)
+      r[i] = scalarOp(a[i], b[i]);
+  } else if (scalar == ScalarOperand::Lhs) {
+    const float x = a[0];
+    const auto vx = hn::Set(d, x);
+    for (; i + L <= n; i += L)
+      hn::StoreU(vecOp(vx, hn::LoadU(d, b + i)), d, r + i);
+    for (; i < n; ++i)
+      r[i] = scalarOp(x, b[i]);
+  } else {
+    const float y = b[0];
+    const auto vy = hn::Set(d, y);
+    for (; i + L <= n; i += L)
+      hn::StoreU(vecOp(hn::LoadU(d, a + i), vy), d, r + i);
+    for (; i < n; ++i)
+      r[i] = scalarOp(a[i], y);
+  }
+}
+
+void Basic(BasicOp op, const float *a, const float *b, float *r, int64_t n,
+           ScalarOperand scalar) {
+  switch (op) {
+  case BasicOp::Add:
+    return basicLoop(a, b, r, n, scalar, [](auto x, auto y) { return hn::Add(x, y); },
+                     [](float x, float y) { return x + y; });
+  case BasicOp::Sub:
+    return basicLoop(a, b, r, n, scalar, [](auto x, auto y) { return hn::Sub(x, y); },
+                     [](float x, float y) { return x - y; });
+  case BasicOp::Mul:
+    return basicLoop(a, b, r, n, scalar, [](auto x, auto y) { return hn::Mul(x, y); },
+                     [](float x, float y) { return x * y; });
+  case BasicOp::Div:
+    return basicLoop(a, b, r, n, scalar, [](auto x, auto y) { return hn::Div(x, y); },
+                     [](float x, float y) { return x / y; });
+  }
+}
+
 /// The C library's function for targets SLEEF's FMA variants cannot serve.
 float libmCall(MathFn fn, float x) {
   switch (fn) {
@@ -194,6 +240,7 @@ namespace ttinterp::interp::simd {
 HWY_EXPORT(GemmF32);
 HWY_EXPORT(GemmF64);
 HWY_EXPORT(Map);
+HWY_EXPORT(Basic);
 HWY_EXPORT(TargetName);
 
 void gemm(const float *a, const float *b, const float *c, float *out, int64_t m, int64_t n,
@@ -203,6 +250,9 @@ void gemm(const float *a, const float *b, const float *c, float *out, int64_t m,
 void gemm(const double *a, const double *b, const double *c, double *out, int64_t m, int64_t n,
           int64_t k) {
   HWY_DYNAMIC_DISPATCH(GemmF64)(a, b, c, out, m, n, k);
+}
+void basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar) {
+  HWY_DYNAMIC_DISPATCH(Basic)(op, a, b, r, n, scalar);
 }
 void map(MathFn fn, const float *x, float *y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Map)(fn, x, y, n);

@@ -1,6 +1,6 @@
 //===- Simd.h - Hot block kernels compiled for every ISA, chosen at start-up -*- C++ -*-===//
 //
-// The ops that dominate real kernels (tt.dot, transcendentals) run through these
+// The ops that dominate real kernels (tt.dot, transcendentals, f32 arithmetic) run through these
 // entry points. Simd.cpp compiles each for every x86 (or Arm) target Highway knows
 // and dispatches once, on first use, to the best the CPU has; the binary itself
 // stays baseline x86-64. Results are bit-identical across the FMA targets (AVX2,
@@ -23,6 +23,12 @@ void gemm(const float *a, const float *b, const float *c, float *out, int64_t m,
           int64_t k);
 void gemm(const double *a, const double *b, const double *c, double *out, int64_t m, int64_t n,
           int64_t k);
+
+/// f32 blocks of the IEEE basic operations, r[i] = a[i] OP b[i], correctly rounded on every
+/// target; with `scalar` Lhs (Rhs), a[0] (b[0]) stands for every element (a splat).
+enum class BasicOp { Add, Sub, Mul, Div };
+enum class ScalarOperand { None, Lhs, Rhs };
+void basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar);
 
 /// Elementwise transcendentals of f32 blocks with SLEEF's 1-ulp kernels (the
 /// deterministic FMA variants) where the CPU has FMA; without FMA, the C library.

@@ -1,0 +1,147 @@
+//===- SimdTargetsTest.cpp - The per-ISA kernels agree bit for bit on every target -===//
+//
+// Highway compiles interp/lib/simd for every target and lets a test force each one the
+// CPU supports (SSE4, SSSE3 and scalar emulation everywhere; AVX2 and AVX-512 where the
+// CPU has them). The dot's micro-kernel must give every target the same bits, equal to
+// the definition run here by a plain loop: per element, c followed by std::fma over k in
+// order. f32 basic arithmetic must equal C++ float arithmetic on every target. Sizes are
+// odd so that every kernel's tails run.
+//
+//===----------------------------------------------------------------------===//
+#include "simd/Simd.h"
+
+#include <doctest/doctest.h>
+#include <hwy/targets.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace ttinterp::interp;
+
+namespace {
+
+template <class T> std::vector<T> randomValues(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  std::vector<T> v(n);
+  for (T &x : v)
+    x = T(u(rng));
+  return v;
+}
+
+template <class T> std::vector<T> referenceGemm(const std::vector<T> &a, const std::vector<T> &b,
+                                                const std::vector<T> &c, int64_t m, int64_t n,
+                                                int64_t k) {
+  std::vector<T> out(c);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T acc = c[i * n + j];
+      for (int64_t p = 0; p < k; ++p)
+        acc = std::fma(a[i * k + p], b[p * n + j], acc);
+      out[i * n + j] = acc;
+    }
+  return out;
+}
+
+template <class T> bool sameBits(const std::vector<T> &x, const std::vector<T> &y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
+}
+
+/// Runs `check` once per target this CPU supports, with dispatch forced to it.
+template <class Check> void onEveryTarget(Check check) {
+  int targets = 0;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    INFO("target " << simd::targetName());
+    CHECK(std::string(simd::targetName()) == hwy::TargetName(target));
+    check();
+    ++targets;
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  CHECK(targets >= 2); // at least one SIMD target and the scalar one, on any x86-64
+}
+
+} // namespace
+
+TEST_CASE("the dot's micro-kernel gives every target the FMA chain's bits") {
+  for (auto [m, n, k] : {std::array<int64_t, 3>{37, 29, 53}, {64, 64, 32}, {1, 70, 3}, {5, 3, 0}}) {
+    INFO(m << "x" << n << "x" << k);
+    auto a = randomValues<float>(size_t(m * k), 1), b = randomValues<float>(size_t(k * n), 2),
+         c = randomValues<float>(size_t(m * n), 3);
+    auto da = randomValues<double>(size_t(m * k), 4), db = randomValues<double>(size_t(k * n), 5),
+         dc = randomValues<double>(size_t(m * n), 6);
+    std::vector<float> want = referenceGemm(a, b, c, m, n, k);
+    std::vector<double> dwant = referenceGemm(da, db, dc, m, n, k);
+    onEveryTarget([&] {
+      std::vector<float> out(c.size());
+      simd::gemm(a.data(), b.data(), c.data(), out.data(), m, n, k);
+      CHECK(sameBits(out, want));
+      std::vector<float> inPlace = c; // out may be c
+      simd::gemm(a.data(), b.data(), inPlace.data(), inPlace.data(), m, n, k);
+      CHECK(sameBits(inPlace, want));
+      std::vector<double> dout(dc.size());
+      simd::gemm(da.data(), db.data(), dc.data(), dout.data(), m, n, k);
+      CHECK(sameBits(dout, dwant));
+    });
+  }
+}
+
+TEST_CASE("f32 basic arithmetic is C++ float arithmetic on every target") {
+  const int64_t n = 29;
+  auto a = randomValues<float>(n, 7), b = randomValues<float>(n, 8);
+  b[3] = 0.0f; // a division by zero
+  a[5] = std::nanf("");
+  using Op = float (*)(float, float);
+  const std::pair<simd::BasicOp, Op> ops[] = {
+      {simd::BasicOp::Add, [](float x, float y) { return x + y; }},
+      {simd::BasicOp::Sub, [](float x, float y) { return x - y; }},
+      {simd::BasicOp::Mul, [](float x, float y) { return x * y; }},
+      {simd::BasicOp::Div, [](float x, float y) { return x / y; }}};
+  onEveryTarget([&] {
+    for (const auto &[op, f] : ops) {
+      std::vector<float> none(n), lhs(n), rhs(n), wantNone(n), wantLhs(n), wantRhs(n);
+      for (int64_t i = 0; i < n; ++i) {
+        wantNone[i] = f(a[i], b[i]);
+        wantLhs[i] = f(a[0], b[i]);
+        wantRhs[i] = f(a[i], b[0]);
+      }
+      simd::basic(op, a.data(), b.data(), none.data(), n, simd::ScalarOperand::None);
+      simd::basic(op, a.data(), b.data(), lhs.data(), n, simd::ScalarOperand::Lhs);
+      simd::basic(op, a.data(), b.data(), rhs.data(), n, simd::ScalarOperand::Rhs);
+      CHECK(sameBits(none, wantNone));
+      CHECK(sameBits(lhs, wantLhs));
+      CHECK(sameBits(rhs, wantRhs));
+    }
+  });
+}
+
+TEST_CASE("vector math stays within SLEEF's 1-ulp bound of the exact value on every target") {
+  // Against long double (64-bit mantissa) libm as the exact value: 1 ulp of the f32 result.
+  const int64_t n = 37;
+  std::vector<float> x = randomValues<float>(n, 9);
+  auto ulpError = [](float got, long double exact) {
+    float e = float(exact);
+    float ulp = std::nextafter(std::fabs(e), INFINITY) - std::fabs(e);
+    return double(std::fabs((long double)got - exact) / (long double)ulp);
+  };
+  onEveryTarget([&] {
+    std::vector<float> y(n);
+    simd::map(simd::MathFn::Exp, x.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      CHECK(ulpError(y[i], std::exp((long double)x[i])) <= 1.0);
+    simd::map(simd::MathFn::Sin, x.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      CHECK(ulpError(y[i], std::sin((long double)x[i])) <= 1.0);
+    std::vector<float> positive(x);
+    for (float &v : positive)
+      v = std::fabs(v) + 0.01f;
+    simd::map(simd::MathFn::Log, positive.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      CHECK(ulpError(y[i], std::log((long double)positive[i])) <= 1.0);
+  });
+}

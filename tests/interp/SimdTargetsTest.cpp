@@ -145,3 +145,43 @@ TEST_CASE("vector math stays within SLEEF's 1-ulp bound of the exact value on ev
       CHECK(ulpError(y[i], std::log((long double)positive[i])) <= 1.0);
   });
 }
+
+TEST_CASE("tt.reduce's f32 row tree gives every target the same bits") {
+  // By hand (docs/semantics.md's tree): 2^24, 31 ones, -2^24 sum to 31 (lane 0 cancels,
+  // the butterfly adds small integers exactly); a left fold would give 0.
+  std::vector<float> cancel(33, 1.0f);
+  cancel[0] = 16777216.0f;
+  cancel[32] = -16777216.0f;
+  // Random rows of awkward lengths with NaNs and both zeros: every target against the first.
+  std::vector<std::vector<float>> rows;
+  for (int64_t length : {1, 5, 31, 32, 33, 100, 1027}) {
+    std::vector<float> row = randomValues<float>(size_t(length), unsigned(length));
+    if (length > 5) {
+      row[3] = -0.0f;
+      row[4] = 0.0f;
+      row[length - 2] = std::nanf("");
+    }
+    rows.push_back(row);
+  }
+  const simd::ReduceFn fns[] = {simd::ReduceFn::Add,    simd::ReduceFn::Mul,
+                                simd::ReduceFn::MaxNum, simd::ReduceFn::MinNum,
+                                simd::ReduceFn::Maximum, simd::ReduceFn::Minimum};
+  std::vector<uint32_t> first;
+  bool haveFirst = false;
+  onEveryTarget([&] {
+    CHECK(simd::treeReduce(simd::ReduceFn::Add, cancel.data(), 33) == 31.0f);
+    std::vector<uint32_t> bits;
+    for (const auto &row : rows)
+      for (simd::ReduceFn fn : fns) {
+        float r = simd::treeReduce(fn, row.data(), int64_t(row.size()));
+        uint32_t b;
+        std::memcpy(&b, &r, 4);
+        bits.push_back(b);
+      }
+    if (!haveFirst) {
+      first = bits;
+      haveFirst = true;
+    }
+    CHECK(bits == first);
+  });
+}

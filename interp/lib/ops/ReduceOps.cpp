@@ -8,8 +8,8 @@
 // index order (reverse scans from the end). docs/semantics.md, "Reductions".
 //
 //===----------------------------------------------------------------------===//
-#include "ArithFunctors.h"
 #include "OpSupport.h"
+#include "ReduceTree.h"
 
 #include "mlir/IR/Block.h"
 
@@ -33,24 +33,6 @@ inline void copyElement(Frame &f, SlotId from, int64_t index, SlotId to, size_t 
 /// Copies the scalar slot `from` into element `index` of slot `to`.
 inline void storeElementTo(Frame &f, SlotId from, SlotId to, int64_t index, size_t size) {
   std::memcpy(f.bytes(to) + index * size, f.bytes(from), size);
-}
-
-/// tt.reduce's order: element j of the axis joins lane j % kTreeLanes, each lane
-/// folds its elements in index order, then the lanes combine as a warp's
-/// shuffle-xor butterfly leaves lane 0: lane l with lane l + w, w = 16, 8, 4, 2, 1.
-constexpr int64_t kTreeLanes = 32;
-
-/// Calls combine(l, l + w) for each butterfly step over the first `present` lanes
-/// (fewer than kTreeLanes when the axis is short); returns false if combine did.
-template <class Combine> bool butterfly(int64_t present, Combine &&combine) {
-  int64_t valid = present;
-  for (int64_t w = kTreeLanes / 2; w >= 1; w /= 2) {
-    for (int64_t l = 0; l < w && l + w < valid; ++l)
-      if (!combine(l, l + w))
-        return false;
-    valid = std::min(valid, w);
-  }
-  return true;
 }
 
 /// tt.reduce with a general combine region, in tree order. Each lane's fold runs in
@@ -151,30 +133,6 @@ struct FastFoldData {
   bool reverse = false;
 };
 
-template <DType D, class Fn> inline Repr<D> combineOp(Repr<D> a, Repr<D> b) {
-  return roundTo<D>(Fn::template apply<D>(a, b));
-}
-
-/// tt.reduce in tree order along a contiguous axis: the lanes are one array, so
-/// each pass over kTreeLanes elements is a vector loop.
-template <DType D, class Fn> Repr<D> treeReduceRow(const Repr<D> *src, int64_t length) {
-  using T = Repr<D>;
-  T lanes[kTreeLanes];
-  int64_t present = std::min(length, kTreeLanes);
-  std::copy(src, src + present, lanes);
-  int64_t k = kTreeLanes;
-  for (; k + kTreeLanes <= length; k += kTreeLanes)
-    for (int64_t l = 0; l < kTreeLanes; ++l)
-      lanes[l] = combineOp<D, Fn>(lanes[l], src[k + l]);
-  for (int64_t l = 0; k + l < length; ++l)
-    lanes[l] = combineOp<D, Fn>(lanes[l], src[k + l]);
-  butterfly(present, [&](int64_t a, int64_t b) {
-    lanes[a] = combineOp<D, Fn>(lanes[a], lanes[b]);
-    return true;
-  });
-  return lanes[0];
-}
-
 /// tt.reduce in tree order along a major axis (stride `inner`): the same tree for
 /// every column, vectorised across a chunk of columns.
 template <DType D, class Fn>
@@ -213,6 +171,12 @@ template <DType D, class Fn, bool Scan> void fastFoldKernel(Frame &f, const Inst
   for (int64_t o = 0; o < d.outer; ++o) {
     const T *src = x + o * d.length * d.inner;
     if constexpr (!Scan) {
+      if constexpr (D == DType::F32 && SimdReduceOf<Fn>::available) {
+        if (d.inner == 1) {
+          out[o] = simd::treeReduce(SimdReduceOf<Fn>::fn, src, d.length); // the same tree, per ISA
+          continue;
+        }
+      }
       if (d.inner == 1)
         out[o] = treeReduceRow<D, Fn>(src, d.length);
       else

@@ -30,6 +30,11 @@ enum class BasicOp { Add, Sub, Mul, Div };
 enum class ScalarOperand { None, Lhs, Rhs };
 void basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar);
 
+/// An f32 row (contiguous, `length` >= 1) reduced in tt.reduce's tree order
+/// (ops/ReduceTree.h), with the combiner's own element semantics (ArithFunctors.h).
+enum class ReduceFn { Add, Mul, MaxNum, MinNum, Maximum, Minimum };
+float treeReduce(ReduceFn fn, const float *src, int64_t length);
+
 /// Elementwise transcendentals of f32 blocks with SLEEF's 1-ulp kernels (the
 /// deterministic FMA variants) where the CPU has FMA; without FMA, the C library.
 enum class MathFn { Exp, Exp2, ExpM1, Log, Log2, Log10, Log1p, Sin, Cos, Tan, Tanh, Sinh, Cosh,

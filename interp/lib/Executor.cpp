@@ -61,14 +61,12 @@ void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, si
   const std::vector<SlotId> &src = t.operands;
   size_t n = dst.size();
   // A value copied (not moved) may itself be a destination (a loop rotating its
-  // arguments): those copies go first, staged, and the hand-overs after them.
-  bool copiesReadDestinations = false, anyCopy = false;
+  // arguments): then the copies go first, staged, and the hand-overs after them.
+  bool staged = false;
   for (size_t i = 0; i < n; ++i)
-    if (!t.movable[first + i]) {
-      anyCopy = true;
-      copiesReadDestinations |= std::find(dst.begin(), dst.end(), src[first + i]) != dst.end();
-    }
-  if (copiesReadDestinations) {
+    staged |= !t.movable[first + i] &&
+              std::find(dst.begin(), dst.end(), src[first + i]) != dst.end();
+  if (staged) {
     std::vector<SlotId> from, to;
     for (size_t i = 0; i < n; ++i)
       if (!t.movable[first + i]) {
@@ -76,7 +74,6 @@ void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, si
         to.push_back(dst[i]);
       }
     copySlots(f, from, to);
-    anyCopy = false;
   }
   for (size_t i = 0; i < n; ++i) {
     SlotId s = src[first + i], d = dst[i];
@@ -87,7 +84,7 @@ void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, si
       std::swap(f.home[s], f.home[d]);
       f.storage[d] = value;
       f.storage[s] = f.home[s];
-    } else if (anyCopy && s != d) {
+    } else if (!staged && s != d) {
       std::memcpy(f.atHome<uint8_t>(d), f.bytes(s), f.slot(d).bytes());
     }
   }

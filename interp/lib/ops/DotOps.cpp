@@ -26,13 +26,6 @@ namespace {
 
 enum Precision { TF32 = 0, TF32x3 = 1, IEEE = 2, BF16x3 = 3, BF16x6 = 4 };
 
-/// out = c + a * b for row-major m x k and k x n blocks (out may be c), on the
-/// per-ISA micro-kernel: each element one FMA chain in k order.
-template <class T>
-void gemm(const T *a, const T *b, T *out, const T *c, int64_t m, int64_t n, int64_t k) {
-  simd::gemm(a, b, c, out, m, n, k);
-}
-
 /// Batch, M, N, K of a dot whose operands are [B x] M x K and [B x] K x N.
 struct DotShape {
   int64_t batch = 1, m = 0, n = 0, k = 0;
@@ -160,20 +153,20 @@ template <DType Out> void floatDotKernel(Frame &f, const Instr &in) {
     if (!e || e->crossTerms.empty()) {
       if constexpr (Out == DType::F32) {
         // One pass (ieee, tf32): straight into the result, which may be c itself.
-        gemm(A, B, r + bi * sr, C, s.m, s.n, s.k);
+        simd::gemm(A, B, C, r + bi * sr, s.m, s.n, s.k);
         continue;
       }
       for (int64_t i = 0; i < sr; ++i)
         acc[i] = float(C[i]);
-      gemm(A, B, acc, acc, s.m, s.n, s.k);
+      simd::gemm(A, B, acc, acc, s.m, s.n, s.k);
     } else {
       std::fill(acc, acc + sr, 0.0f);
       for (Term t : e->crossTerms)
-        gemm(A + t.a * sa, B + t.b * sb, acc, acc, s.m, s.n, s.k);
+        simd::gemm(A + t.a * sa, B + t.b * sb, acc, acc, s.m, s.n, s.k);
       for (int64_t i = 0; i < sr; ++i)
         if (std::isnan(acc[i]))
           acc[i] = 0.0f;
-      gemm(A, B, acc, acc, s.m, s.n, s.k);
+      simd::gemm(A, B, acc, acc, s.m, s.n, s.k);
       for (int64_t i = 0; i < sr; ++i)
         acc[i] += float(C[i]);
     }
@@ -188,8 +181,8 @@ void doubleDotKernel(Frame &f, const Instr &in) {
   const double *c = f.at<double>(in.operands[2]);
   double *r = f.at<double>(in.results[0]);
   for (int64_t bi = 0; bi < s.batch; ++bi)
-    gemm(a + bi * s.m * s.k, b + bi * s.k * s.n, r + bi * s.m * s.n, c + bi * s.m * s.n, s.m, s.n,
-         s.k);
+    simd::gemm(a + bi * s.m * s.k, b + bi * s.k * s.n, c + bi * s.m * s.n, r + bi * s.m * s.n, s.m,
+               s.n, s.k);
 }
 
 void int8DotKernel(Frame &f, const Instr &in) {
@@ -348,8 +341,8 @@ template <DType Compute> void dotScaledKernel(Frame &f, const Instr &in) {
   for (int64_t bi = 0; bi < s.batch; ++bi) {
     decodeScaledOperand<Compute>(f, d, d.a, bi);
     decodeScaledOperand<Compute>(f, d, d.b, bi);
-    gemm(f.at<float>(d.a.scratch), f.at<float>(d.b.scratch), r + bi * s.m * s.n, c + bi * s.m * s.n,
-         s.m, s.n, s.k);
+    simd::gemm(f.at<float>(d.a.scratch), f.at<float>(d.b.scratch), c + bi * s.m * s.n,
+               r + bi * s.m * s.n, s.m, s.n, s.k);
   }
 }
 

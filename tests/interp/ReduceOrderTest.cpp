@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Harness.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -188,6 +189,95 @@ TEST_CASE("float max and min over long rows: NaN rules and zero ordering survive
       in[i] = floatOf(0x7FC00000u | uint32_t(i + 1));
     float out = reduceRows<float>("f32", DType::F32, "arith.maxnumf", in, 1)[0];
     CHECK(bitsOf(out) == (0x7FC00000u | 16u));
+  }
+}
+
+TEST_CASE("selecting reductions over wide rows give the order-free answer, and NaN rows the tree's") {
+  // max/min pick one element, so over rows of numbers the result is fixed whatever the
+  // combining order: the greatest (least) value, +0 above -0. Expectations here come
+  // from that definition applied by a plain scan (not the tree), on rows long enough
+  // to take every vector path: 1024, 1000 (a ragged tail) and 2.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto greatest = [](const std::vector<float> &r) {
+    float best = -std::numeric_limits<float>::infinity();
+    bool any = false;
+    for (float v : r)
+      if (!std::isnan(v) && (!any || v > best || (v == best && !std::signbit(v)))) {
+        best = v;
+        any = true;
+      }
+    return best;
+  };
+  auto least = [](const std::vector<float> &r) {
+    float best = std::numeric_limits<float>::infinity();
+    bool any = false;
+    for (float v : r)
+      if (!std::isnan(v) && (!any || v < best || (v == best && std::signbit(v)))) {
+        best = v;
+        any = true;
+      }
+    return best;
+  };
+  for (int length : {1024, 1000, 2}) {
+    CAPTURE(length);
+    const int rows = 6;
+    std::vector<float> in(size_t(rows * length));
+    uint32_t state = 777;
+    for (float &x : in) {
+      state = state * 1664525u + 1013904223u;
+      x = float(int32_t(state >> 8) % 20000 - 10000) * 0.25f; // -2500 .. 2500
+    }
+    auto at = [&](int r, int i) -> float & { return in[size_t(r * length + i % length)]; };
+    // Row 0: numbers only. Row 1: NaNs (one signalling) among negative numbers.
+    for (int i = 0; i < length; ++i)
+      at(1, i) = -std::fabs(at(1, i)) - 1.0f;
+    at(1, 3) = nan;
+    at(1, length - 1) = floatOf(0x7F800001u); // a signalling NaN
+    // Row 2: zeros of both signs only. Row 3: -0 everywhere but one +0 late.
+    for (int i = 0; i < length; ++i) {
+      at(2, i) = (i % 3) ? -0.0f : 0.0f;
+      at(3, i) = -0.0f;
+    }
+    at(3, length - 2) = 0.0f;
+    // Row 4: infinities of both signs among numbers. Row 5: one number among NaNs.
+    at(4, 1) = -std::numeric_limits<float>::infinity();
+    at(4, length / 2) = std::numeric_limits<float>::infinity();
+    for (int i = 0; i < length; ++i)
+      at(5, i) = floatOf(0x7FC00000u | uint32_t(i + 1));
+    at(5, length / 3) = -7.5f;
+
+    std::vector<float> mx = reduceRows<float>("f32", DType::F32, "arith.maxnumf", in, rows);
+    std::vector<float> mn = reduceRows<float>("f32", DType::F32, "arith.minnumf", in, rows);
+    std::vector<float> mxm = reduceRows<float>("f32", DType::F32, "arith.maximumf", in, rows);
+    std::vector<float> mnm = reduceRows<float>("f32", DType::F32, "arith.minimumf", in, rows);
+    for (int r = 0; r < rows; ++r) {
+      CAPTURE(r);
+      std::vector<float> values = row(in, rows, r);
+      CHECK(bitsOf(mx[size_t(r)]) == bitsOf(greatest(values)));
+      CHECK(bitsOf(mn[size_t(r)]) == bitsOf(least(values)));
+      bool anyNaN = std::any_of(values.begin(), values.end(), [](float v) { return std::isnan(v); });
+      // maximumf/minimumf: a NaN anywhere gives the canonical quiet NaN (each combine makes it).
+      CHECK(bitsOf(mxm[size_t(r)]) == (anyNaN ? 0x7FC00000u : bitsOf(greatest(values))));
+      CHECK(bitsOf(mnm[size_t(r)]) == (anyNaN ? 0x7FC00000u : bitsOf(least(values))));
+    }
+    // Hand-checked anchors: row 3's one +0, row 5's one number.
+    CHECK_FALSE(std::signbit(mx[3]));
+    CHECK(std::signbit(mn[3]));
+    CHECK(mx[5] == -7.5f);
+    CHECK(mn[5] == -7.5f);
+  }
+  SUBCASE("a row of one element is returned as it is: no combine canonicalises its NaN") {
+    std::vector<float> one{floatOf(0x7FC00005u)};
+    CHECK(bitsOf(reduceRows<float>("f32", DType::F32, "arith.maximumf", one, 1)[0]) == 0x7FC00005u);
+  }
+  SUBCASE("f64 rows: the same rules") {
+    std::vector<double> in(300);
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i] = double(int(i * 37 % 300) - 150) / 8.0; // -18.75 .. 18.625, each once
+    in[10] = std::numeric_limits<double>::quiet_NaN();
+    CHECK(reduceRows<double>("f64", DType::F64, "arith.maxnumf", in, 1)[0] == 149.0 / 8.0);
+    CHECK(reduceRows<double>("f64", DType::F64, "arith.minnumf", in, 1)[0] == -150.0 / 8.0);
+    CHECK(std::isnan(reduceRows<double>("f64", DType::F64, "arith.maximumf", in, 1)[0]));
   }
 }
 

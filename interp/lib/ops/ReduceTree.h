@@ -11,6 +11,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
 
 namespace ttinterp::interp {
 
@@ -36,6 +39,65 @@ template <DType D, class Fn> __attribute__((always_inline)) inline Repr<D> combi
   return roundTo<D>(Fn::template apply<D>(a, b));
 }
 
+/// The float combiners that select one of their operands: maxnumf/minnumf (a NaN
+/// loses to a number) and maximumf/minimumf (a NaN wins, as the canonical quiet NaN).
+template <class Fn> struct SelectionOf {
+  static constexpr bool selects = false;
+};
+template <bool Greatest, bool NaNWins> struct Selection {
+  static constexpr bool selects = true, greatest = Greatest, nanWins = NaNWins;
+};
+template <> struct SelectionOf<MaxNumF> : Selection<true, false> {};
+template <> struct SelectionOf<MinNumF> : Selection<false, false> {};
+template <> struct SelectionOf<MaximumF> : Selection<true, true> {};
+template <> struct SelectionOf<MinimumF> : Selection<false, true> {};
+
+/// A selecting reduction over a row whose result no combining order can change:
+/// numbers ordered with -0 < +0 (maxNum/minNum's rule) form a total order, so the
+/// tree picks the greatest (least) number whenever one exists, and a NaN that wins
+/// is always the canonical one. Only a row of NaNs only, under maxnumf/minnumf,
+/// depends on the tree (which payload survives), and a single element, which no
+/// combine touches, is returned as it is: then this returns false. One pass
+/// over integer keys (a float's bits, its negative half mirrored so that signed
+/// comparison is the order above), with no dependence between elements, so it
+/// vectorises where the tree's select chains do not.
+template <DType D, class Fn>
+__attribute__((always_inline)) inline bool selectRow(const Repr<D> *src, int64_t length,
+                                                     Repr<D> &result) {
+  using T = Repr<D>;
+  using Sel = SelectionOf<Fn>;
+  if (length < 2)
+    return false;
+  using Key = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  constexpr int kSignShift = int(sizeof(T)) * 8 - 1;
+  constexpr Key kMagnitude = std::numeric_limits<Key>::max();
+  constexpr Key kInfinity = sizeof(T) == 4 ? Key(0x7F800000) : Key(0x7FF0000000000000ll);
+  constexpr Key kNone = Sel::greatest ? std::numeric_limits<Key>::min()
+                                      : std::numeric_limits<Key>::max();
+  // Written as masks and bit operations: GCC vectorises this loop, and not the same
+  // loop spelled with comparisons and selects.
+  Key best = kNone, anyNaN = 0, anyNumber = 0;
+  for (int64_t i = 0; i < length; ++i) {
+    Key bits;
+    std::memcpy(&bits, src + i, sizeof bits);
+    Key nanMask = (kInfinity - (bits & kMagnitude)) >> kSignShift; // all ones for a NaN
+    Key key = bits ^ ((bits >> kSignShift) & kMagnitude);
+    key = (key & ~nanMask) | (kNone & nanMask);
+    best = Sel::greatest ? (best > key ? best : key) : (best < key ? best : key);
+    anyNaN |= nanMask;
+    anyNumber |= ~nanMask;
+  }
+  if (Sel::nanWins && anyNaN) {
+    result = std::numeric_limits<T>::quiet_NaN();
+    return true;
+  }
+  if (!anyNumber)
+    return false;
+  Key bits = best ^ ((best >> kSignShift) & kMagnitude);
+  std::memcpy(&result, &bits, sizeof bits);
+  return true;
+}
+
 /// tt.reduce in tree order along a contiguous axis: the lanes are one array, so
 /// each pass over kTreeLanes elements is a vector loop.
 // Always inlined: simd/Reductions.cpp compiles it into each ISA's function, and an
@@ -43,6 +105,11 @@ template <DType D, class Fn> __attribute__((always_inline)) inline Repr<D> combi
 template <DType D, class Fn>
 __attribute__((always_inline)) inline Repr<D> treeReduceRow(const Repr<D> *src, int64_t length) {
   using T = Repr<D>;
+  if constexpr (SelectionOf<Fn>::selects && std::is_floating_point_v<T>) {
+    T selected;
+    if (selectRow<D, Fn>(src, length, selected))
+      return selected; // what the tree below would return, in one vector pass
+  }
   T lanes[kTreeLanes];
   int64_t present = std::min(length, kTreeLanes);
   std::copy(src, src + present, lanes);

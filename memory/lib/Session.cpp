@@ -36,8 +36,26 @@ template <class Fn> static void forEachWordMask(size_t offset, size_t count, Fn 
   }
 }
 
+// Calls partial(wordIndex, mask) for the partial words at the ends of [offset, offset +
+// count), and fills the whole words between them with `fill` in one memset: stores of a
+// launch's output mark thousands of whole words at a time. Single-threaded callers only.
+template <class Fn>
+static void forEachPartialWord(std::atomic<uint64_t> *words, size_t offset, size_t count,
+                               unsigned char fill, Fn partial) {
+  size_t end = offset + count;
+  size_t firstWhole = (offset + 63) / 64, endWhole = end / 64;
+  if (firstWhole >= endWhole) {
+    forEachWordMask(offset, count, partial);
+    return;
+  }
+  forEachWordMask(offset, firstWhole * 64 - offset, partial);
+  std::memset(static_cast<void *>(words + firstWhole), fill,
+              (endWhole - firstWhole) * sizeof(uint64_t));
+  forEachWordMask(endWhole * 64, end - endWhole * 64, partial);
+}
+
 void ByteBitmap::set(size_t offset, size_t count) {
-  forEachWordMask(offset, count, [&](size_t w, uint64_t mask) {
+  forEachPartialWord(words_, offset, count, 0xFF, [&](size_t w, uint64_t mask) {
     words_[w].store(words_[w].load(std::memory_order_relaxed) | mask, std::memory_order_relaxed);
   });
 }
@@ -54,7 +72,7 @@ void ByteBitmap::setConcurrent(size_t offset, size_t count) {
 }
 
 void ByteBitmap::clear(size_t offset, size_t count) {
-  forEachWordMask(offset, count, [&](size_t w, uint64_t mask) {
+  forEachPartialWord(words_, offset, count, 0, [&](size_t w, uint64_t mask) {
     words_[w].store(words_[w].load(std::memory_order_relaxed) & ~mask, std::memory_order_relaxed);
   });
 }

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 
@@ -653,4 +654,43 @@ TEST_CASE("a reachable buffer's stray access is described as the reachable buffe
   std::string why = m.describeFault(past, 4);
   CHECK(why.find("element 8 of reachable buffer 'table_target'") != std::string::npos);
   CHECK(why.find("4 bytes past its end") != std::string::npos);
+}
+
+TEST_CASE("the dirty bitmap's set, clear, count and runs agree with a bool per byte") {
+  // Ranges that start and end inside words, on word boundaries, span many whole
+  // words, or sit inside one word; the model is one bool per byte.
+  const size_t bytes = 64 * 40 + 13;
+  ByteBitmap map;
+  map.resize(bytes);
+  std::vector<bool> model(bytes, false);
+  struct Step {
+    bool set;
+    size_t offset, count;
+  };
+  const Step steps[] = {{true, 3, 700},   {true, 64, 128},  {false, 100, 5},   {true, 2000, 559},
+                        {false, 5, 64},   {true, 630, 1},   {false, 640, 1280}, {true, 0, 0},
+                        {true, 1920, 64}, {false, 2559, 14}, {true, 2572, 1}};
+  for (const Step &s : steps) {
+    CAPTURE(s.offset);
+    CAPTURE(s.count);
+    if (s.set)
+      map.set(s.offset, s.count);
+    else
+      map.clear(s.offset, s.count);
+    for (size_t i = s.offset; i < s.offset + s.count; ++i)
+      model[i] = s.set;
+    size_t expected = size_t(std::count(model.begin(), model.end(), true));
+    CHECK(map.count(0, bytes) == expected);
+    std::vector<bool> fromRuns(bytes, false);
+    map.forEachRun(0, bytes, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i)
+        fromRuns[i] = true;
+    });
+    CHECK(fromRuns == model);
+    for (size_t i = 0; i < bytes; ++i)
+      if (map.test(i) != model[i]) {
+        FAIL_CHECK("byte " << i << " differs");
+        break;
+      }
+  }
 }

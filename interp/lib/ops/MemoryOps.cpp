@@ -38,9 +38,42 @@ template <bool HasMask>
 inline int64_t contiguousRun(const uint64_t *p, const uint8_t *mask, int64_t i, int64_t n,
                              uint64_t size) {
   int64_t j = i + 1;
+  // Eight lanes at a time without an early exit, which vectorises: lane j continues
+  // the run iff p[j] == p[i] + (j - i) * size (step by step, the same condition), and
+  // an active mask byte is 1. A block that fails is finished lane by lane below.
+  const uint64_t first = p[i];
+  while (j + 8 <= n) {
+    uint64_t broken = 0;
+    for (int64_t k = 0; k < 8; ++k)
+      broken |= p[j + k] - (first + uint64_t(j + k - i) * size);
+    if constexpr (HasMask) {
+      uint64_t active;
+      std::memcpy(&active, mask + j, 8);
+      broken |= active ^ 0x0101010101010101ull;
+    }
+    if (broken)
+      break;
+    j += 8;
+  }
   while (j < n && (!HasMask || mask[j]) && p[j] == p[j - 1] + size)
     ++j;
   return j - i;
+}
+
+/// Copies a run of loaded bytes: short runs (a tile's row) inline, 16 bytes at a time,
+/// where a call to memcpy would cost more than the copy.
+inline void copyRun(void *dst, const void *src, size_t bytes) {
+  if (bytes > 256) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  auto *d = static_cast<uint8_t *>(dst);
+  auto *s = static_cast<const uint8_t *>(src);
+  size_t k = 0;
+  for (; k + 16 <= bytes; k += 16)
+    std::memcpy(d + k, s + k, 16);
+  for (; k < bytes; ++k)
+    d[k] = s[k];
 }
 
 /// Loads n lanes from pointers p (mask: active lanes, other: masked-off values).
@@ -60,7 +93,7 @@ void loadLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mask
     int64_t run = contiguousRun<HasMask>(p, mask, i, n, size);
     if (const uint8_t *h = mem.translateForRead(p[i], uint32_t(run * size))) {
       if constexpr (sameLayout<D>())
-        std::memcpy(r + i, h, size_t(run) * size); // memory and compute layouts agree
+        copyRun(r + i, h, size_t(run) * size); // memory and compute layouts agree
       else
         for (int64_t k = 0; k < run; ++k)
           r[i + k] = loadElement<D>(h + k * size);
@@ -137,7 +170,7 @@ void storeLanes(Frame &f, const Instr &in, const uint64_t *p, const Repr<D> *v,
   for (auto [i, run] : runs) {
     uint8_t *h = mem.translateForWrite(p[i], uint32_t(run * size));
     if constexpr (sameLayout<D>())
-      std::memcpy(h, v + i, size_t(run) * size);
+      copyRun(h, v + i, size_t(run) * size);
     else
       for (int64_t k = 0; k < run; ++k)
         storeElement<D>(h + k * size, v[i + k]);

@@ -1,0 +1,136 @@
+//===- LaneRunsTest.cpp - Unfused loads and stores whose lanes run in pieces ===//
+//
+// A load or store the fusion matcher does not take checks its lanes in runs of
+// consecutive, active pointers (eight at a time where it can). Runs that break
+// inside such a block of eight (a pointer jump, a masked-off lane), a 2-D tile of
+// a larger matrix (one run per row, rows and columns masked) and a tail shorter
+// than eight must each give what a lane-by-lane definition gives; the expected
+// values are that definition applied by plain loops here.
+//
+//===----------------------------------------------------------------------===//
+#include "Harness.h"
+
+using namespace ttinterp;
+using namespace ttinterp::test;
+
+TEST_CASE("1-D gather in pieces: pointer jumps and masked-off lanes inside blocks of eight") {
+  // Lane i reads in[i + (i >= 20 ? 7 : 0)] unless i is 37 or 45 (then -1), and
+  // writes out[the same offset] (masked lanes write nothing). 61 lanes leave a tail of 5.
+  LoadedKernel k = loadKernel(R"(
+module {
+  tt.func public @k(%in: !tt.ptr<i32>, %out: !tt.ptr<i32>) {
+    %r0 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %c20 = arith.constant dense<20> : tensor<64xi32>
+    %c7 = arith.constant dense<7> : tensor<64xi32>
+    %c0 = arith.constant dense<0> : tensor<64xi32>
+    %c37 = arith.constant dense<37> : tensor<64xi32>
+    %c45 = arith.constant dense<45> : tensor<64xi32>
+    %c61 = arith.constant dense<61> : tensor<64xi32>
+    %minus1 = arith.constant dense<-1> : tensor<64xi32>
+    %ge = arith.cmpi sge, %r0, %c20 : tensor<64xi32>
+    %shift = arith.select %ge, %c7, %c0 : tensor<64xi1>, tensor<64xi32>
+    %off = arith.addi %r0, %shift : tensor<64xi32>
+    %n37 = arith.cmpi ne, %r0, %c37 : tensor<64xi32>
+    %n45 = arith.cmpi ne, %r0, %c45 : tensor<64xi32>
+    %lt = arith.cmpi slt, %r0, %c61 : tensor<64xi32>
+    %m0 = arith.andi %n37, %n45 : tensor<64xi1>
+    %mask = arith.andi %m0, %lt : tensor<64xi1>
+    %ib = tt.splat %in : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+    %ip = tt.addptr %ib, %off : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+    %v = tt.load %ip, %mask, %minus1 : tensor<64x!tt.ptr<i32>>
+    %ob = tt.splat %out : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+    %op = tt.addptr %ob, %off : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+    tt.store %op, %v, %mask : tensor<64x!tt.ptr<i32>>
+    tt.return
+  }
+}
+)");
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<int32_t> in(72), out(72, 5);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = int32_t(1000 + i);
+  std::vector<int32_t> expected(72, 5);
+  for (int i = 0; i < 61; ++i)
+    if (i != 37 && i != 45) {
+      int at = i + (i >= 20 ? 7 : 0);
+      expected[size_t(at)] = in[size_t(at)];
+    }
+  LaunchResult r = launch(*k.kernel, {pointer("in", viewOf(in, DType::I32)), pointer("out", viewOf(out, DType::I32))},
+                          {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+  REQUIRE(r.error.empty());
+  REQUIRE_FALSE(r.fault);
+  CHECK(out == expected);
+}
+
+TEST_CASE("2-D tile of a larger matrix: one run per row, rows and columns masked") {
+  // A 16x16 tile at (row 3, column 5) of a 20x24 f32 matrix; rows < 12 and columns
+  // < 13 of the tile are active (others read -2); the tile is stored, doubled, into the
+  // same place of a second matrix.
+  LoadedKernel k = loadKernel(R"(
+module {
+  tt.func public @k(%a: !tt.ptr<f32>, %c: !tt.ptr<f32>) {
+    %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %row0 = arith.constant dense<3> : tensor<16xi32>
+    %col0 = arith.constant dense<5> : tensor<16xi32>
+    %ld = arith.constant dense<24> : tensor<16x1xi32>
+    %rows = arith.addi %r, %row0 : tensor<16xi32>
+    %cols = arith.addi %r, %col0 : tensor<16xi32>
+    %re = tt.expand_dims %rows {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+    %ce = tt.expand_dims %cols {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %rowOff = arith.muli %re, %ld : tensor<16x1xi32>
+    %rb = tt.broadcast %rowOff : tensor<16x1xi32> -> tensor<16x16xi32>
+    %cb = tt.broadcast %ce : tensor<1x16xi32> -> tensor<16x16xi32>
+    %off = arith.addi %rb, %cb : tensor<16x16xi32>
+    %rl = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+    %cl = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %c12 = arith.constant dense<12> : tensor<16x1xi32>
+    %c13 = arith.constant dense<13> : tensor<1x16xi32>
+    %rm = arith.cmpi slt, %rl, %c12 : tensor<16x1xi32>
+    %cm = arith.cmpi slt, %cl, %c13 : tensor<1x16xi32>
+    %rmb = tt.broadcast %rm : tensor<16x1xi1> -> tensor<16x16xi1>
+    %cmb = tt.broadcast %cm : tensor<1x16xi1> -> tensor<16x16xi1>
+    %mask = arith.andi %rmb, %cmb : tensor<16x16xi1>
+    %other = arith.constant dense<-2.0> : tensor<16x16xf32>
+    %ab = tt.splat %a : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+    %ap = tt.addptr %ab, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+    %v = tt.load %ap, %mask, %other : tensor<16x16x!tt.ptr<f32>>
+    %two = arith.addf %v, %v : tensor<16x16xf32>
+    %cbp = tt.splat %c : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+    %cp = tt.addptr %cbp, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+    tt.store %cp, %two, %mask : tensor<16x16x!tt.ptr<f32>>
+    %sum = "tt.reduce"(%v) <{axis = 1 : i32}> ({
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %y : f32
+      tt.reduce.return %s : f32
+    }) : (tensor<16x16xf32>) -> tensor<16xf32>
+    %ob = tt.splat %c : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %op, %sum : tensor<16x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)");
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> a(20 * 24), c(20 * 24, 0.5f);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = float(i % 97) * 0.25f;
+  std::vector<float> expected(20 * 24, 0.5f);
+  std::vector<float> rowSums(16, 0.0f);
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      bool active = i < 12 && j < 13;
+      size_t at = size_t((3 + i) * 24 + 5 + j);
+      float v = active ? a[at] : -2.0f;
+      if (active)
+        expected[at] = v + v;
+      rowSums[size_t(i)] += v; // exact: quarters, small sums
+    }
+  // Row sums land in c[0..16), which the tile (rows 3..14) does not touch.
+  for (int i = 0; i < 16; ++i)
+    expected[size_t(i)] = rowSums[size_t(i)];
+  LaunchResult r = launch(*k.kernel, {pointer("a", viewOf(a, DType::F32)), pointer("c", viewOf(c, DType::F32))},
+                          {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+  REQUIRE(r.error.empty());
+  REQUIRE_FALSE(r.fault);
+  CHECK(c == expected);
+}

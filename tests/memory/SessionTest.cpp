@@ -1,15 +1,10 @@
 //===- SessionTest.cpp - Regions, shadows, translation and write-back -----===//
-#include "ttinterp/memory/CallerMemory.h"
 #include "ttinterp/memory/Session.h"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
-
-#include <sys/mman.h>
-#include <unistd.h>
 #include <numeric>
 
 using namespace ttinterp;
@@ -697,42 +692,5 @@ TEST_CASE("the dirty bitmap's set, clear, count and runs agree with a bool per b
         FAIL_CHECK("byte " << i << " differs");
         break;
       }
-  }
-}
-
-TEST_CASE("large writes into caller memory land byte for byte in any kind of mapping") {
-  // Writes of 4 MiB and more ask for huge pages under the caller's bytes (advice the
-  // kernel may refuse); the bytes must arrive the same in heap memory at an odd
-  // offset, in a fresh anonymous mapping, and in a shared file mapping (where the
-  // advice does not apply).
-  const size_t size = (size_t(9) << 20) + 13;
-  std::vector<uint8_t> src(size);
-  for (size_t i = 0; i < size; ++i)
-    src[i] = uint8_t(i * 131 + (i >> 12));
-  HostMemory &host = HostMemory::instance();
-  std::string error;
-  SUBCASE("heap memory at an odd offset") {
-    std::vector<uint8_t> dst(size + 5, 0xEE);
-    REQUIRE(host.write(reinterpret_cast<uint64_t>(dst.data() + 5), src.data(), size, error));
-    CHECK(std::equal(src.begin(), src.end(), dst.begin() + 5));
-    CHECK(dst[4] == 0xEE);
-  }
-  SUBCASE("a fresh anonymous mapping") {
-    void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    REQUIRE(m != MAP_FAILED);
-    REQUIRE(host.write(reinterpret_cast<uint64_t>(m), src.data(), size, error));
-    CHECK(std::memcmp(m, src.data(), size) == 0);
-    munmap(m, size);
-  }
-  SUBCASE("a shared file mapping") {
-    FILE *file = std::tmpfile();
-    REQUIRE(file);
-    REQUIRE(ftruncate(fileno(file), off_t(size)) == 0);
-    void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fileno(file), 0);
-    REQUIRE(m != MAP_FAILED);
-    REQUIRE(host.write(reinterpret_cast<uint64_t>(m), src.data(), size, error));
-    CHECK(std::memcmp(m, src.data(), size) == 0);
-    munmap(m, size);
-    std::fclose(file);
   }
 }

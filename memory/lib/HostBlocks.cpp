@@ -15,6 +15,39 @@ constexpr size_t kPooledMinimum = size_t(1) << 20;
 // Blocks from this size on are backed by transparent huge pages where the kernel allows.
 constexpr size_t kHugePage = size_t(2) << 20;
 
+/// Bytes of the mapping behind a block of this capacity (whole huge pages).
+size_t mappedBytes(size_t capacity) { return (capacity + kHugePage - 1) & ~(kHugePage - 1); }
+
+/// A private anonymous mapping of whole, aligned huge pages, asked to be backed by
+/// transparent huge pages: a 64 MB shadow then takes 32 page faults, not 16,384
+/// (fresh-memory faults were the largest single cost of a big launch from the CLI).
+/// Our own mapping, not the allocator's: advice given to memory malloc returned could
+/// land on the heap, whose flag the heap keeps as it grows, and change how the whole
+/// host process (torch, say) gets its pages.
+uint8_t *mapHugePages(size_t bytes) {
+  size_t span = bytes + kHugePage;
+  void *m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
+    return nullptr;
+  uintptr_t base = reinterpret_cast<uintptr_t>(m);
+  uintptr_t aligned = (base + kHugePage - 1) & ~uintptr_t(kHugePage - 1);
+  if (aligned > base)
+    munmap(m, aligned - base);
+  if (uintptr_t end = aligned + bytes; end < base + span)
+    munmap(reinterpret_cast<void *>(end), base + span - end);
+#ifdef MADV_HUGEPAGE
+  madvise(reinterpret_cast<void *>(aligned), bytes, MADV_HUGEPAGE); // advice only
+#endif
+  return reinterpret_cast<uint8_t *>(aligned);
+}
+
+void releaseBlock(uint8_t *p, size_t capacity) {
+  if (capacity >= kHugePage)
+    munmap(p, mappedBytes(capacity));
+  else
+    std::free(p);
+}
+
 struct Pool {
   std::mutex mutex;
   std::multimap<size_t, uint8_t *> free; // capacity -> block
@@ -26,7 +59,7 @@ struct Pool {
     while (cached > limit && !free.empty()) {
       auto it = std::prev(free.end());
       cached -= it->first;
-      std::free(it->second);
+      releaseBlock(it->second, it->first);
       free.erase(it);
     }
   }
@@ -52,7 +85,7 @@ void HostBlockReturn::operator()(uint8_t *p) const {
   if (!p)
     return;
   if (capacity < kPooledMinimum) {
-    std::free(p);
+    releaseBlock(p, capacity);
     return;
   }
   Pool &pl = pool();
@@ -75,19 +108,8 @@ HostBlock acquireHostBlock(size_t bytes) {
       return HostBlock(p, HostBlockReturn{capacity});
     }
   }
-  void *p;
-  if (capacity >= kHugePage) {
-    // Whole huge pages, asked for: a 64 MB shadow then takes 32 page faults, not 16,384
-    // (fresh-memory faults were the largest single cost of a big launch from the CLI).
-    size_t whole = (capacity + kHugePage - 1) & ~(kHugePage - 1);
-    p = std::aligned_alloc(kHugePage, whole);
-#ifdef MADV_HUGEPAGE
-    if (p)
-      madvise(p, whole, MADV_HUGEPAGE); // advice only: without it, small pages
-#endif
-  } else {
-    p = std::aligned_alloc(64, capacity);
-  }
+  void *p = capacity >= kHugePage ? mapHugePages(mappedBytes(capacity))
+                                   : std::aligned_alloc(64, capacity);
   if (!p)
     throw std::bad_alloc();
   return HostBlock(static_cast<uint8_t *>(p), HostBlockReturn{capacity});

@@ -1,0 +1,86 @@
+//===- HostBlocksTest.cpp - Large host blocks: alignment, reuse, no advice on the heap ===//
+//
+// Blocks of 2 MiB and more are asked to be backed by huge pages. That advice is a flag
+// on a memory mapping; given to memory malloc returned it could land on the heap, which
+// keeps the flag as it grows, and change how the whole host process gets its pages. So
+// large blocks must be mappings of their own: the heap never carries the flag.
+//
+//===----------------------------------------------------------------------===//
+#include "ttinterp/memory/HostBlocks.h"
+
+#include <doctest/doctest.h>
+
+#include <malloc.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ttinterp;
+
+namespace {
+/// The VmFlags of the mapping that holds `address` (from /proc/self/smaps), and its name.
+struct Mapping {
+  bool found = false;
+  std::string name, flags;
+};
+Mapping mappingOf(uintptr_t address) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  Mapping current;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = address >= lo && address < hi;
+      if (inside) {
+        current = Mapping{true, "", ""};
+        std::string perms, offset, device, inode;
+        head >> perms >> offset >> device >> inode;
+        std::getline(head >> std::ws, current.name);
+      }
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0) {
+      current.flags = line.substr(8);
+      return current;
+    }
+  }
+  return current;
+}
+} // namespace
+
+TEST_CASE("large host blocks are aligned huge-page mappings of their own, never the heap") {
+  // Make malloc serve even large requests from the heap, as glibc does once its
+  // mmap threshold has risen: the blocks must not come from there all the same.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20); // a no-op under a sanitizer's allocator
+  std::vector<HostBlock> blocks;
+  for (size_t bytes : {size_t(2) << 20, (size_t(5) << 20) + 123, size_t(17) << 20}) {
+    CAPTURE(bytes);
+    HostBlock b = acquireHostBlock(bytes);
+    REQUIRE(b);
+    CHECK(reinterpret_cast<uintptr_t>(b.get()) % (size_t(2) << 20) == 0);
+    std::memset(b.get(), 0x5A, bytes); // every byte is ours to write
+    Mapping m = mappingOf(reinterpret_cast<uintptr_t>(b.get()));
+    REQUIRE(m.found);
+    CHECK(m.name != "[heap]");
+    blocks.push_back(std::move(b));
+  }
+  // A heap allocation made now lives in a mapping without the huge-page flag.
+  std::vector<uint8_t> onHeap(size_t(8) << 20, 1);
+  Mapping heap = mappingOf(reinterpret_cast<uintptr_t>(onHeap.data()));
+  REQUIRE(heap.found);
+  CHECK(heap.flags.find(" hg") == std::string::npos);
+  // Returned blocks are reused whole: the same capacity comes back, still writable.
+  uint8_t *first = blocks[0].get();
+  blocks.clear();
+  HostBlock again = acquireHostBlock(size_t(2) << 20);
+  CHECK(again.get() == first);
+  std::memset(again.get(), 0, size_t(2) << 20);
+  mallopt(M_MMAP_THRESHOLD, 128 << 10); // glibc's default
+}

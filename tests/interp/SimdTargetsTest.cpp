@@ -185,3 +185,33 @@ TEST_CASE("tt.reduce's f32 row tree gives every target the same bits") {
     CHECK(bits == first);
   });
 }
+
+TEST_CASE("pointer advances keep the tag and wrap inside the address bits on every target") {
+  // Tagged pointers: a tag above bit 48, an address below. The definition, applied by a
+  // plain loop: the address bits advance (wrapping within them), the tag bits stay.
+  const uint64_t addressMask = (uint64_t(1) << 48) - 1;
+  const int64_t n = 2048 + 13;
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> p(static_cast<size_t>(n));
+  for (uint64_t &x : p)
+    x = rng();
+  p[0] = (uint64_t(5) << 48) | addressMask; // the largest address: a step wraps it to 0
+  p[1] = uint64_t(9) << 48;                 // address 0: a step back wraps to the top
+  for (uint64_t delta : {uint64_t(128), uint64_t(0) - 4096, uint64_t(1) << 47}) {
+    CAPTURE(delta);
+    std::vector<uint64_t> expected(p.size());
+    for (size_t i = 0; i < p.size(); ++i)
+      expected[i] = (p[i] & ~addressMask) | ((p[i] + delta) & addressMask);
+    onEveryTarget([&] {
+      std::vector<uint64_t> r(p.size());
+      simd::advanceAddresses(p.data(), delta, addressMask, r.data(), n);
+      CHECK(r == expected);
+      std::vector<uint64_t> inPlace(p);
+      simd::advanceAddresses(inPlace.data(), delta, addressMask, inPlace.data(), n);
+      CHECK(inPlace == expected);
+    });
+    if (delta == 128) {
+      CHECK(expected[0] == (uint64_t(5) << 48) + 127); // wrapped, tag kept
+    }
+  }
+}

@@ -328,9 +328,8 @@ template <DType OffsetType, unsigned Shift, Splatted S> void addPtrKernel(Frame 
     for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = add(base, off[i]);
   } else if constexpr (S == Splatted::Rhs) {
-    const Repr<OffsetType> step = off[0];
-    for (int64_t i = 0, n = in.n; i < n; ++i)
-      r[i] = add(p[i], step);
+    // add() for one offset, on the vector unit (a loop's pointer increments).
+    simd::advanceAddresses(p, uint64_t(int64_t(off[0])) << Shift, tagged::kAddressMask, r, in.n);
   } else {
     const uint64_t v = add(p[0], off[0]);
     for (int64_t i = 0, n = in.n; i < n; ++i)

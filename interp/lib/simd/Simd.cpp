@@ -173,6 +173,14 @@ void Basic(BasicOp op, const float *a, const float *b, float *r, int64_t n,
   }
 }
 
+// A plain loop: compiled for each target, the compiler vectorises it at that target's width
+// (a 2048-lane pointer tensor in L1: 656 ns on baseline SSE2, 285 ns on AVX2).
+void AdvanceAddresses(const uint64_t *p, uint64_t delta, uint64_t addressMask, uint64_t *r,
+                      int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    r[i] = (p[i] & ~addressMask) | ((p[i] + delta) & addressMask);
+}
+
 /// The C library's function for targets SLEEF's FMA variants cannot serve.
 float libmCall(MathFn fn, float x) {
   switch (fn) {
@@ -241,6 +249,7 @@ HWY_EXPORT(GemmF32);
 HWY_EXPORT(GemmF64);
 HWY_EXPORT(Map);
 HWY_EXPORT(Basic);
+HWY_EXPORT(AdvanceAddresses);
 HWY_EXPORT(TargetName);
 
 void gemm(const float *a, const float *b, const float *c, float *out, int64_t m, int64_t n,
@@ -253,6 +262,10 @@ void gemm(const double *a, const double *b, const double *c, double *out, int64_
 }
 void basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar) {
   HWY_DYNAMIC_DISPATCH(Basic)(op, a, b, r, n, scalar);
+}
+void advanceAddresses(const uint64_t *p, uint64_t delta, uint64_t addressMask, uint64_t *r,
+                      int64_t n) {
+  HWY_DYNAMIC_DISPATCH(AdvanceAddresses)(p, delta, addressMask, r, n);
 }
 void map(MathFn fn, const float *x, float *y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Map)(fn, x, y, n);

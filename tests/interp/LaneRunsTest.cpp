@@ -55,8 +55,9 @@ module {
       int at = i + (i >= 20 ? 7 : 0);
       expected[size_t(at)] = in[size_t(at)];
     }
-  LaunchResult r = launch(*k.kernel, {pointer("in", viewOf(in, DType::I32)), pointer("out", viewOf(out, DType::I32))},
-                          {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+  LaunchResult r = launch(
+      *k.kernel, {pointer("in", viewOf(in, DType::I32)), pointer("out", viewOf(out, DType::I32))},
+      {ptrArg(0), ptrArg(1)}, {1, 1, 1});
   REQUIRE(r.error.empty());
   REQUIRE_FALSE(r.fault);
   CHECK(out == expected);
@@ -128,8 +129,9 @@ module {
   // Row sums land in c[0..16), which the tile (rows 3..14) does not touch.
   for (int i = 0; i < 16; ++i)
     expected[size_t(i)] = rowSums[size_t(i)];
-  LaunchResult r = launch(*k.kernel, {pointer("a", viewOf(a, DType::F32)), pointer("c", viewOf(c, DType::F32))},
-                          {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+  LaunchResult r =
+      launch(*k.kernel, {pointer("a", viewOf(a, DType::F32)), pointer("c", viewOf(c, DType::F32))},
+             {ptrArg(0), ptrArg(1)}, {1, 1, 1});
   REQUIRE(r.error.empty());
   REQUIRE_FALSE(r.fault);
   CHECK(c == expected);

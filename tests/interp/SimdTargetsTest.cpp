@@ -204,10 +204,10 @@ TEST_CASE("pointer advances keep the tag and wrap inside the address bits on eve
       expected[i] = (p[i] & ~addressMask) | ((p[i] + delta) & addressMask);
     onEveryTarget([&] {
       std::vector<uint64_t> r(p.size());
-      simd::advanceAddresses(p.data(), delta, addressMask, r.data(), n);
+      simd::advanceAddresses(p.data(), int64_t(delta), r.data(), n);
       CHECK(r == expected);
       std::vector<uint64_t> inPlace(p);
-      simd::advanceAddresses(inPlace.data(), delta, addressMask, inPlace.data(), n);
+      simd::advanceAddresses(inPlace.data(), int64_t(delta), inPlace.data(), n);
       CHECK(inPlace == expected);
     });
     if (delta == 128) {

@@ -24,7 +24,8 @@ constexpr int64_t kTreeLanes = 32;
 
 /// Calls combine(l, l + w) for each butterfly step over the first `present` lanes
 /// (fewer than kTreeLanes when the axis is short); returns false if combine did.
-template <class Combine> __attribute__((always_inline)) inline bool butterfly(int64_t present, Combine &&combine) {
+template <class Combine>
+__attribute__((always_inline)) inline bool butterfly(int64_t present, Combine &&combine) {
   int64_t valid = present;
   for (int64_t w = kTreeLanes / 2; w >= 1; w /= 2) {
     for (int64_t l = 0; l < w && l + w < valid; ++l)
@@ -35,15 +36,14 @@ template <class Combine> __attribute__((always_inline)) inline bool butterfly(in
   return true;
 }
 
-template <DType D, class Fn> __attribute__((always_inline)) inline Repr<D> combineOp(Repr<D> a, Repr<D> b) {
+template <DType D, class Fn>
+__attribute__((always_inline)) inline Repr<D> combineOp(Repr<D> a, Repr<D> b) {
   return roundTo<D>(Fn::template apply<D>(a, b));
 }
 
 /// The float combiners that select one of their operands: maxnumf/minnumf (a NaN
 /// loses to a number) and maximumf/minimumf (a NaN wins, as the canonical quiet NaN).
-template <class Fn> struct SelectionOf {
-  static constexpr bool selects = false;
-};
+template <class Fn> struct SelectionOf { static constexpr bool selects = false; };
 template <bool Greatest, bool NaNWins> struct Selection {
   static constexpr bool selects = true, greatest = Greatest, nanWins = NaNWins;
 };
@@ -72,8 +72,8 @@ __attribute__((always_inline)) inline bool selectRow(const Repr<D> *src, int64_t
   constexpr int kSignShift = int(sizeof(T)) * 8 - 1;
   constexpr Key kMagnitude = std::numeric_limits<Key>::max();
   constexpr Key kInfinity = sizeof(T) == 4 ? Key(0x7F800000) : Key(0x7FF0000000000000ll);
-  constexpr Key kNone = Sel::greatest ? std::numeric_limits<Key>::min()
-                                      : std::numeric_limits<Key>::max();
+  constexpr Key kNone =
+      Sel::greatest ? std::numeric_limits<Key>::min() : std::numeric_limits<Key>::max();
   // Written as masks and bit operations: GCC vectorises this loop, and not the same
   // loop spelled with comparisons and selects.
   Key best = kNone, anyNaN = 0, anyNumber = 0;
@@ -127,9 +127,7 @@ __attribute__((always_inline)) inline Repr<D> treeReduceRow(const Repr<D> *src, 
 }
 
 /// Combiners whose f32 row reductions run per ISA (simd::treeReduce).
-template <class Fn> struct SimdReduceOf {
-  static constexpr bool available = false;
-};
+template <class Fn> struct SimdReduceOf { static constexpr bool available = false; };
 #define TTINTERP_SIMD_REDUCE(NAME, FN)                                                             \
   template <> struct SimdReduceOf<NAME> {                                                          \
     static constexpr bool available = true;                                                        \

@@ -317,8 +317,7 @@ template <DType OffsetType, unsigned Shift, Splatted S> void addPtrKernel(Frame 
   const Repr<OffsetType> *off = f.at<Repr<OffsetType>>(in.operands[1]);
   uint64_t *r = f.at<uint64_t>(in.results[0]);
   auto add = [](uint64_t pointer, Repr<OffsetType> offset) {
-    return (pointer & ~tagged::kAddressMask) |
-           ((pointer + (uint64_t(int64_t(offset)) << Shift)) & tagged::kAddressMask);
+    return tagged::advance(pointer, int64_t(uint64_t(int64_t(offset)) << Shift));
   };
   if constexpr (S == Splatted::None) {
     for (int64_t i = 0, n = in.n; i < n; ++i)
@@ -329,7 +328,7 @@ template <DType OffsetType, unsigned Shift, Splatted S> void addPtrKernel(Frame 
       r[i] = add(base, off[i]);
   } else if constexpr (S == Splatted::Rhs) {
     // add() for one offset, on the vector unit (a loop's pointer increments).
-    simd::advanceAddresses(p, uint64_t(int64_t(off[0])) << Shift, tagged::kAddressMask, r, in.n);
+    simd::advanceAddresses(p, int64_t(uint64_t(int64_t(off[0])) << Shift), r, in.n);
   } else {
     const uint64_t v = add(p[0], off[0]);
     for (int64_t i = 0, n = in.n; i < n; ++i)

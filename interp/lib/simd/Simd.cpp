@@ -19,6 +19,7 @@
 #include <hwy/highway.h>
 
 #include "simd/Simd.h"
+#include "ttinterp/memory/Session.h"
 
 #include <cmath>
 #include <cstring>
@@ -175,10 +176,9 @@ void Basic(BasicOp op, const float *a, const float *b, float *r, int64_t n,
 
 // A plain loop: compiled for each target, the compiler vectorises it at that target's width
 // (a 2048-lane pointer tensor in L1: 656 ns on baseline SSE2, 285 ns on AVX2).
-void AdvanceAddresses(const uint64_t *p, uint64_t delta, uint64_t addressMask, uint64_t *r,
-                      int64_t n) {
+void AdvanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
-    r[i] = (p[i] & ~addressMask) | ((p[i] + delta) & addressMask);
+    r[i] = tagged::advance(p[i], bytes);
 }
 
 /// The C library's function for targets SLEEF's FMA variants cannot serve.
@@ -263,9 +263,8 @@ void gemm(const double *a, const double *b, const double *c, double *out, int64_
 void basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar) {
   HWY_DYNAMIC_DISPATCH(Basic)(op, a, b, r, n, scalar);
 }
-void advanceAddresses(const uint64_t *p, uint64_t delta, uint64_t addressMask, uint64_t *r,
-                      int64_t n) {
-  HWY_DYNAMIC_DISPATCH(AdvanceAddresses)(p, delta, addressMask, r, n);
+void advanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(AdvanceAddresses)(p, bytes, r, n);
 }
 void map(MathFn fn, const float *x, float *y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Map)(fn, x, y, n);

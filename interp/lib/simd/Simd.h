@@ -41,11 +41,9 @@ enum class MathFn { Exp, Exp2, ExpM1, Log, Log2, Log10, Log1p, Sin, Cos, Tan, Ta
                     Erf, Atan, Asin, Acos, Cbrt };
 void map(MathFn fn, const float *x, float *y, int64_t n);
 
-/// r[i] = p[i] with the bits under `addressMask` advanced by `delta` (wrapping within
-/// them) and the bits above kept: tt.addptr of one offset for every lane, on tagged
-/// pointers, as a loop advances its pointer tensors each iteration. r may be p.
-void advanceAddresses(const uint64_t *p, uint64_t delta, uint64_t addressMask, uint64_t *r,
-                      int64_t n);
+/// r[i] = tagged::advance(p[i], bytes) (memory/Session.h): tt.addptr of one offset for
+/// every lane, as a loop advances its pointer tensors each iteration. r may be p.
+void advanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n);
 
 /// What the dispatch chose on this CPU, e.g. "AVX2" (for benchmark reports).
 const char *targetName();

@@ -139,6 +139,8 @@ struct Frame {
   /// Scratch for fused accesses that fall back to lane-by-lane pointers and mask.
   std::vector<uint64_t> lanePointers;
   std::vector<uint8_t> laneMask;
+  /// Scratch for memory ops: where runs of lanes break, and which lanes are active (simd::laneRuns).
+  std::vector<uint64_t> laneCuts, laneActive;
   bool stopped = false;
   std::optional<Fault> fault;
   PrintSink *printer = nullptr;

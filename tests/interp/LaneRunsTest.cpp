@@ -1,11 +1,12 @@
 //===- LaneRunsTest.cpp - Unfused loads and stores whose lanes run in pieces ===//
 //
-// A load or store the fusion matcher does not take checks its lanes in runs of
-// consecutive, active pointers (eight at a time where it can). Runs that break
-// inside such a block of eight (a pointer jump, a masked-off lane), a 2-D tile of
-// a larger matrix (one run per row, rows and columns masked) and a tail shorter
-// than eight must each give what a lane-by-lane definition gives; the expected
-// values are that definition applied by plain loops here.
+// A load or store the fusion matcher does not take moves its lanes in runs of
+// consecutive, active pointers, found for the whole tensor by vector compares
+// (simd::laneRuns, 64 lanes to a word of bits). Runs that break inside a vector
+// or a word (a pointer jump, a masked-off lane), a 2-D tile of a larger matrix
+// (one run per row, rows and columns masked) and a short tail must each give what
+// a lane-by-lane definition gives; the expected values are that definition
+// applied by plain loops here.
 //
 //===----------------------------------------------------------------------===//
 #include "Harness.h"

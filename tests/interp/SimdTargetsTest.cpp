@@ -215,3 +215,42 @@ TEST_CASE("pointer advances keep the tag and wrap inside the address bits on eve
     }
   }
 }
+
+TEST_CASE("lane runs: breaks and masked-off lanes land on the right bits on every target") {
+  // The definition, by a plain loop: lane j is active iff its mask byte is nonzero; it is cut
+  // iff it is lane 0, masked off, or its pointer is not the previous lane's plus the step. Bits
+  // past n are cut and inactive. Sizes cover a word and a half, word boundaries, vector tails.
+  std::mt19937_64 rng(11);
+  for (int64_t n : {1, 3, 8, 63, 64, 65, 130, 2048 + 13}) {
+    CAPTURE(n);
+    const uint64_t step = 4;
+    std::vector<uint64_t> p(static_cast<size_t>(n));
+    std::vector<uint8_t> mask(static_cast<size_t>(n));
+    uint64_t next = (uint64_t(3) << 48) + 4096;
+    for (int64_t j = 0; j < n; ++j) {
+      if (rng() % 7 == 0)
+        next += rng() % 3 == 0 ? 0 - 64 : 8; // a jump back or a skipped element
+      p[j] = next;
+      next += step;
+      mask[j] = rng() % 5 == 0 ? 0 : uint8_t(1 + rng() % 2); // any nonzero byte is active
+    }
+    size_t words = size_t((n + 63) / 64);
+    for (bool masked : {false, true}) {
+      CAPTURE(masked);
+      std::vector<uint64_t> cuts(words, 0), active(words, 0);
+      for (int64_t j = 0; j < int64_t(words) * 64; ++j) {
+        bool on = j < n && (!masked || mask[j] != 0);
+        bool cut = !on || j == 0 || p[j] != p[j - 1] + step;
+        active[j / 64] |= uint64_t(on) << (j % 64);
+        cuts[j / 64] |= uint64_t(cut) << (j % 64);
+      }
+      onEveryTarget([&] {
+        std::vector<uint64_t> gotCuts(words, 0x5555), gotActive(words, 0xAAAA);
+        simd::laneRuns(p.data(), masked ? mask.data() : nullptr, n, step, gotCuts.data(),
+                       gotActive.data());
+        CHECK(gotCuts == cuts);
+        CHECK(gotActive == active);
+      });
+    }
+  }
+}

@@ -9,9 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "BlockPointerOps.h"
 #include "OpSupport.h"
+#include "simd/Simd.h"
 
 #include "ttinterp/frontend/Dialect.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -30,35 +32,56 @@ void reportAccessFault(Frame &f, const Instr &in, uint64_t p, uint32_t size, int
          std::string(what) + " " + f.memory->describeFault(p, size), lane);
 }
 
-/// Length of the run of active, consecutive lanes starting at active lane i:
-/// lanes whose pointers step by exactly one element. Most real loads and
-/// stores are one such run per row, so they translate, bounds-check and mark
-/// dirty once per run instead of once per lane.
-template <bool HasMask>
-inline int64_t contiguousRun(const uint64_t *p, const uint8_t *mask, int64_t i, int64_t n,
-                             uint64_t size) {
-  int64_t j = i + 1;
-  // Eight lanes at a time without an early exit, which vectorises: lane j continues
-  // the run iff p[j] == p[i] + (j - i) * size (step by step, the same condition), and
-  // an active mask byte is 1. A block that fails is finished lane by lane below.
-  const uint64_t first = p[i];
-  while (j + 8 <= n) {
-    uint64_t broken = 0;
-    for (int64_t k = 0; k < 8; ++k)
-      broken |= p[j + k] - (first + uint64_t(j + k - i) * size);
-    if constexpr (HasMask) {
-      uint64_t active;
-      std::memcpy(&active, mask + j, 8);
-      broken |= active ^ 0x0101010101010101ull;
+/// The runs of active, consecutive lanes of a pointer tensor (lanes whose pointers step by
+/// exactly one element), in lane order. Most real loads and stores are one such run per row,
+/// so they translate, bounds-check and mark dirty once per run instead of once per lane. The
+/// whole tensor is classified in one pass of vector compares (simd::laneRuns); the runs are
+/// then read off its bitmaps a word at a time.
+class LaneRunCursor {
+public:
+  LaneRunCursor(Frame &f, const uint64_t *p, const uint8_t *mask, int64_t n, uint64_t size)
+      : n_(n) {
+    size_t words = size_t((n + 63) / 64);
+    if (f.laneCuts.size() < words) {
+      f.laneCuts.resize(words);
+      f.laneActive.resize(words);
     }
-    if (broken)
-      break;
-    j += 8;
+    simd::laneRuns(p, mask, n, size, f.laneCuts.data(), f.laneActive.data());
+    cuts_ = f.laneCuts.data();
+    active_ = f.laneActive.data();
   }
-  while (j < n && (!HasMask || mask[j]) && p[j] == p[j - 1] + size)
-    ++j;
-  return j - i;
-}
+  /// The next run [first, first + length); false when none is left.
+  bool next(int64_t &first, int64_t &length) {
+    first = nextBit(active_, position_);
+    if (first >= n_)
+      return false;
+    position_ = nextBit(cuts_, first + 1);
+    length = position_ - first;
+    return true;
+  }
+  /// Whether all n lanes (n > 0) are active and consecutive: one run.
+  bool whole() const { return n_ > 0 && nextBit(cuts_, 1) == n_ && (active_[0] & 1); }
+
+private:
+  /// The first lane at or after `from` whose bit is set, or n.
+  int64_t nextBit(const uint64_t *words, int64_t from) const {
+    if (from >= n_)
+      return n_;
+    int64_t w = from >> 6;
+    const int64_t last = (n_ - 1) >> 6;
+    uint64_t word = words[w] & (~uint64_t(0) << (from & 63));
+    while (!word) {
+      if (++w > last)
+        return n_;
+      word = words[w];
+    }
+    return std::min(n_, (w << 6) + int64_t(__builtin_ctzll(word)));
+  }
+
+  const int64_t n_;
+  const uint64_t *cuts_ = nullptr, *active_ = nullptr;
+  int64_t position_ = 0;
+};
 
 /// Copies a run of loaded bytes: short runs (a tile's row) inline, 16 bytes at a time,
 /// where a call to memcpy would cost more than the copy.
@@ -76,28 +99,28 @@ inline void copyRun(void *dst, const void *src, size_t bytes) {
     d[k] = s[k];
 }
 
-/// Loads n lanes from pointers p (mask: active lanes, other: masked-off values).
-template <DType D, bool HasMask, bool HasOther>
-void loadLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mask,
-               const Repr<D> *other, Repr<D> *r, int64_t n) {
+/// Loads the lanes of `runs` from pointers p (other: the values of masked-off lanes).
+template <DType D, bool HasOther>
+void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, const uint64_t *p,
+              const Repr<D> *other, Repr<D> *r, int64_t n) {
   using T = Repr<D>;
   constexpr uint32_t size = uint32_t(byteSize(D));
   const LaunchMemory &mem = *f.memory;
-  for (int64_t i = 0; i < n;) {
-    if (HasMask && !mask[i]) {
-      // A masked-off lane without `other` is undefined on the GPU; 0 here.
-      r[i] = HasOther ? other[i] : T(0);
-      ++i;
-      continue;
-    }
-    int64_t run = contiguousRun<HasMask>(p, mask, i, n, size);
+  int64_t filled = 0;
+  // Lanes between runs are masked off: undefined on the GPU without `other`; 0 here.
+  auto fillMaskedOff = [&](int64_t end) {
+    for (; filled < end; ++filled)
+      r[filled] = HasOther ? other[filled] : T(0);
+  };
+  for (int64_t i, run; runs.next(i, run);) {
+    fillMaskedOff(i);
+    filled = i + run;
     if (const uint8_t *h = mem.translateForRead(p[i], uint32_t(run * size))) {
       if constexpr (sameLayout<D>())
         copyRun(r + i, h, size_t(run) * size); // memory and compute layouts agree
       else
         for (int64_t k = 0; k < run; ++k)
           r[i + k] = loadElement<D>(h + k * size);
-      i += run;
       continue;
     }
     // Part of the run is out of bounds: find the lane, lane by lane.
@@ -110,6 +133,15 @@ void loadLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mask
       r[i] = loadElement<D>(h);
     }
   }
+  fillMaskedOff(n);
+}
+
+/// Loads n lanes from pointers p (mask: active lanes, or null for all; other: masked-off values).
+template <DType D, bool HasOther>
+void loadLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mask,
+               const Repr<D> *other, Repr<D> *r, int64_t n) {
+  LaneRunCursor runs(f, p, mask, n, byteSize(D));
+  loadRuns<D, HasOther>(f, in, runs, p, other, r, n);
 }
 
 /// Reads n elements at lane0 in place when every lane is active, D's memory
@@ -128,34 +160,27 @@ template <DType D> bool readInPlace(Frame &f, const Instr &in, uint64_t lane0, i
 
 template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const Instr &in) {
   const uint64_t *p = f.at<uint64_t>(in.operands[0]);
-  const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr;
   int64_t n = in.n;
-  if (n > 0 && f.memory->immutable(p[0]) && (!HasMask || !std::memchr(mask, 0, size_t(n))) &&
-      contiguousRun<false>(p, nullptr, 0, n, byteSize(D)) == n && readInPlace<D>(f, in, p[0], n))
+  LaneRunCursor runs(f, p, HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr, n, byteSize(D));
+  if (runs.whole() && f.memory->immutable(p[0]) && readInPlace<D>(f, in, p[0], n))
     return;
-  loadLanes<D, HasMask, HasOther>(f, in, p, mask,
-                                  HasOther ? f.at<Repr<D>>(in.operands[2]) : nullptr,
-                                  f.atHome<Repr<D>>(in.results[0]), n);
+  loadRuns<D, HasOther>(f, in, runs, p, HasOther ? f.at<Repr<D>>(in.operands[2]) : nullptr,
+                        f.atHome<Repr<D>>(in.results[0]), n);
 }
 
-/// Stores n lanes of v to pointers p (mask: active lanes).
-template <DType D, bool HasMask>
-void storeLanes(Frame &f, const Instr &in, const uint64_t *p, const Repr<D> *v,
-                const uint8_t *mask, int64_t n) {
+/// Stores n lanes of v to pointers p (mask: active lanes, or null for all).
+template <DType D>
+void storeLanes(Frame &f, const Instr &in, const uint64_t *p, const Repr<D> *v, const uint8_t *mask,
+                int64_t n) {
   constexpr uint32_t size = uint32_t(byteSize(D));
   const LaunchMemory &mem = *f.memory;
   // Check every run first: a faulting store writes nothing.
-  std::vector<std::pair<int64_t, int64_t>> &runs = f.runs;
-  runs.clear();
-  for (int64_t i = 0; i < n;) {
-    if (HasMask && !mask[i]) {
-      ++i;
-      continue;
-    }
-    int64_t run = contiguousRun<HasMask>(p, mask, i, n, size);
+  std::vector<std::pair<int64_t, int64_t>> &checked = f.runs;
+  checked.clear();
+  LaneRunCursor runs(f, p, mask, n, size);
+  for (int64_t i, run; runs.next(i, run);) {
     if (mem.translateWritable(p[i], uint32_t(run * size))) {
-      runs.emplace_back(i, run);
-      i += run;
+      checked.emplace_back(i, run);
       continue;
     }
     // The run leaves its window (or spans two regions): lane by lane.
@@ -164,10 +189,10 @@ void storeLanes(Frame &f, const Instr &in, const uint64_t *p, const Repr<D> *v,
         reportAccessFault(f, in, p[i], size, i, "store to");
         return;
       }
-      runs.emplace_back(i, 1);
+      checked.emplace_back(i, 1);
     }
   }
-  for (auto [i, run] : runs) {
+  for (auto [i, run] : checked) {
     uint8_t *h = mem.translateForWrite(p[i], uint32_t(run * size));
     if constexpr (sameLayout<D>())
       copyRun(h, v + i, size_t(run) * size);
@@ -178,9 +203,8 @@ void storeLanes(Frame &f, const Instr &in, const uint64_t *p, const Repr<D> *v,
 }
 
 template <DType D, bool HasMask> void storeKernel(Frame &f, const Instr &in) {
-  storeLanes<D, HasMask>(f, in, f.at<uint64_t>(in.operands[0]), f.at<Repr<D>>(in.operands[1]),
-                         HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr,
-                         f.slot(in.operands[0]).numel);
+  storeLanes<D>(f, in, f.at<uint64_t>(in.operands[0]), f.at<Repr<D>>(in.operands[1]),
+                HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr, f.slot(in.operands[0]).numel);
 }
 
 //===----------------------------------------------------------------------===//
@@ -275,10 +299,7 @@ template <DType D, bool HasOther> void fusedLoadKernel(Frame &f, const Instr &in
     }
   }
   const uint8_t *mask = materializeLanes<size>(f, in, o, n);
-  if (mask)
-    loadLanes<D, true, HasOther>(f, in, f.lanePointers.data(), mask, other, r, n);
-  else
-    loadLanes<D, false, HasOther>(f, in, f.lanePointers.data(), nullptr, other, r, n);
+  loadLanes<D, HasOther>(f, in, f.lanePointers.data(), mask, other, r, n);
 }
 
 template <DType D> void fusedStoreKernel(Frame &f, const Instr &in) {
@@ -303,11 +324,7 @@ template <DType D> void fusedStoreKernel(Frame &f, const Instr &in) {
       return;
     }
   }
-  const uint8_t *mask = materializeLanes<size>(f, in, o, n);
-  if (mask)
-    storeLanes<D, true>(f, in, f.lanePointers.data(), v, mask, n);
-  else
-    storeLanes<D, false>(f, in, f.lanePointers.data(), v, nullptr, n);
+  storeLanes<D>(f, in, f.lanePointers.data(), v, materializeLanes<size>(f, in, o, n), n);
 }
 
 /// Lowers a tt.load or tt.store that FusionPlan matched.

@@ -694,3 +694,51 @@ TEST_CASE("the dirty bitmap's set, clear, count and runs agree with a bool per b
       }
   }
 }
+
+TEST_CASE("copies into host memory large enough to stream land every byte and nothing around") {
+  // Copies of 4 MiB and more bypass the caches (CallerMemory.cpp), with a head and a tail
+  // around the 64-byte lines; every alignment of source and destination must give memcpy's
+  // bytes, and the bytes just outside the destination must stay as they were.
+  const size_t size = (size_t(4) << 20) + 100;
+  std::vector<uint8_t> src(size + 64), dst(size + 256);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = uint8_t(i * 131 + 7);
+  std::string error;
+  for (size_t dstOffset : {0, 1, 13, 63, 64})
+    for (size_t srcOffset : {0, 7})
+      for (size_t length : {size_t(4) << 20, size, size - 37}) {
+        CAPTURE(dstOffset);
+        CAPTURE(srcOffset);
+        CAPTURE(length);
+        std::fill(dst.begin(), dst.end(), uint8_t(0xEE));
+        REQUIRE(HostMemory::instance().write(reinterpret_cast<uint64_t>(dst.data() + dstOffset),
+                                             src.data() + srcOffset, length, error));
+        CHECK(std::equal(src.begin() + long(srcOffset), src.begin() + long(srcOffset + length),
+                         dst.begin() + long(dstOffset)));
+        CHECK(std::all_of(dst.begin(), dst.begin() + long(dstOffset),
+                          [](uint8_t b) { return b == 0xEE; }));
+        CHECK(std::all_of(dst.begin() + long(dstOffset + length), dst.end(),
+                          [](uint8_t b) { return b == 0xEE; }));
+      }
+}
+
+TEST_CASE("a write-back in runs of megabytes writes the stored runs and keeps the hole between") {
+  // 9 MiB of int32: the first and last 4.5 MiB stored through the shadow, 64 elements in the
+  // middle not: two runs long enough to stream, and a hole the caller changed meanwhile.
+  const int64_t n = int64_t(9) << 18, holeLo = n / 2 - 32, holeHi = n / 2 + 32;
+  std::vector<int32_t> buf(size_t(n), -1);
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  REQUIRE(session.prepare({arg("a", buf, 0, n)}, m, error));
+  for (int64_t i = 0; i < n; ++i)
+    if (i < holeLo || i >= holeHi)
+      store(m, 0, i, int32_t(i));
+  for (int64_t i = holeLo; i < holeHi; ++i)
+    buf[size_t(i)] = 42;
+  REQUIRE(session.step(error));
+  bool allRight = true;
+  for (int64_t i = 0; i < n; ++i)
+    allRight &= buf[size_t(i)] == (i >= holeLo && i < holeHi ? 42 : int32_t(i));
+  CHECK(allRight);
+}

@@ -79,3 +79,27 @@ TEST_CASE("tt.trans that moves only dimensions of size 1 is a copy") {
   CHECK(runStoreKernel<int32_t>(storeKernel("i32", body), DType::I32) ==
         std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7});
 }
+
+TEST_CASE("tt.broadcast of one row to a tile repeats it in every row, any row count") {
+  // [1, 8] -> [7, 8]: result lane i is source lane i % 8. And [1, 1, 4] -> [5, 3, 4], which
+  // merges into one row repeated 15 times: lane i is i % 4. Row counts that are not powers
+  // of two leave a partial last copy.
+  std::string rows7 = "    %s = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>\n"
+                      "    %h = tt.reshape %s : tensor<8xi32> -> tensor<1x8xi32>\n"
+                      "    %b = tt.broadcast %h : tensor<1x8xi32> -> tensor<7x8xi32>\n"
+                      "    %r = tt.reshape %b : tensor<7x8xi32> -> tensor<56xi32>";
+  std::vector<int32_t> out = runStoreKernel<int32_t>(storeKernel("i32", rows7, 56), DType::I32, 56);
+  for (int32_t i = 0; i < 56; ++i) {
+    CAPTURE(i);
+    CHECK(out[size_t(i)] == i % 8);
+  }
+  std::string rank3 = "    %s = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>\n"
+                      "    %h = tt.reshape %s : tensor<4xi32> -> tensor<1x1x4xi32>\n"
+                      "    %b = tt.broadcast %h : tensor<1x1x4xi32> -> tensor<5x3x4xi32>\n"
+                      "    %r = tt.reshape %b : tensor<5x3x4xi32> -> tensor<60xi32>";
+  out = runStoreKernel<int32_t>(storeKernel("i32", rank3, 60), DType::I32, 60);
+  for (int32_t i = 0; i < 60; ++i) {
+    CAPTURE(i);
+    CHECK(out[size_t(i)] == i % 4);
+  }
+}

@@ -10,6 +10,7 @@
 
 #include "ttinterp/frontend/Dialect.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -154,6 +155,19 @@ template <class T> void stridedGather(Frame &f, const Instr &in) {
   }
   int64_t inner = d.shape[rank - 1], innerStride = d.srcStride[rank - 1];
   int64_t outer = in.n / (inner ? inner : 1);
+  if (rank == 2 && d.srcStride[0] == 0 && innerStride == 1) {
+    // One row repeated (a [1, C] mask broadcast to a tile): copy it, then double what is
+    // copied, log2(rows) copies instead of one short memcpy per row.
+    const size_t rowBytes = size_t(inner) * sizeof(T);
+    auto *bytes = reinterpret_cast<uint8_t *>(out);
+    std::memcpy(bytes, src, rowBytes);
+    for (int64_t done = 1; done < outer;) {
+      int64_t more = std::min(done, outer - done);
+      std::memcpy(bytes + size_t(done) * rowBytes, bytes, size_t(more) * rowBytes);
+      done += more;
+    }
+    return;
+  }
   // Index of the current row in the outer dimensions; any rank (see mergedDimensions).
   constexpr size_t kInlineRank = 8;
   int64_t inlineIndex[kInlineRank] = {0};

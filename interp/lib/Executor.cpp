@@ -62,14 +62,15 @@ void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, si
   size_t n = dst.size();
   // A value copied (not moved) may itself be a destination (a loop rotating its
   // arguments): then the copies go first, staged, and the hand-overs after them.
+  // A value yielded to its own slot (an advanced pointer's, Lowerer::AdvancedPointer) stays.
   bool staged = false;
   for (size_t i = 0; i < n; ++i)
-    staged |= !t.movable[first + i] &&
+    staged |= !t.movable[first + i] && src[first + i] != dst[i] &&
               std::find(dst.begin(), dst.end(), src[first + i]) != dst.end();
   if (staged) {
     std::vector<SlotId> from, to;
     for (size_t i = 0; i < n; ++i)
-      if (!t.movable[first + i]) {
+      if (!t.movable[first + i] && src[first + i] != dst[i]) {
         from.push_back(src[first + i]);
         to.push_back(dst[i]);
       }
@@ -77,6 +78,8 @@ void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, si
   }
   for (size_t i = 0; i < n; ++i) {
     SlotId s = src[first + i], d = dst[i];
+    if (s == d)
+      continue;
     if (t.movable[first + i]) {
       // d takes s's value where it lies (its buffer, or memory read in place); s
       // keeps d's old buffer, which the op defining s overwrites before any read.

@@ -104,6 +104,11 @@ SlotId Lowerer::use(mlir::Value v) {
   return it == values_.end() ? kNoSlot : it->second;
 }
 
+void Lowerer::advancePointer(mlir::Value iterArg, mlir::Operation *addptr, SlotId counter) {
+  advanced_[iterArg] = AdvancedPointer{counter, program_.startRunsCaches++};
+  advancing_[addptr] = iterArg;
+}
+
 SlotId Lowerer::scratch(DType dtype, std::vector<int64_t> shape) {
   Slot s;
   s.dtype = dtype;

@@ -102,6 +102,25 @@ public:
     return it == splats_.end() ? std::nullopt : std::optional<SlotId>(it->second);
   }
 
+  /// A loop-carried pointer tensor that its scf.for only loads through and advances by one
+  /// offset for every lane each iteration (ControlFlowOps.cpp says when): its slot keeps the
+  /// pointers the loop began with, `counter` (two i64) the bytes added since and the entry
+  /// into the loop they belong to, and the loads through it keep the runs of the starting
+  /// pointers in Frame::startRuns[startRuns] instead of rediscovering them every iteration.
+  struct AdvancedPointer {
+    SlotId counter = kNoSlot;
+    uint32_t startRuns = 0;
+  };
+  /// Records `iterArg` as advanced by `addptr` (whose result its loop yields for it).
+  void advancePointer(mlir::Value iterArg, mlir::Operation *addptr, SlotId counter);
+  /// The advanced pointer `v` is, or null.
+  const AdvancedPointer *advancedPointer(mlir::Value v) const {
+    auto it = advanced_.find(v);
+    return it == advanced_.end() ? nullptr : &it->second;
+  }
+  /// The advanced pointer whose increment `addptr` is, or null.
+  mlir::Value advancedBy(mlir::Operation *addptr) const { return advancing_.lookup(addptr); }
+
   /// The fused form of a tt.load/tt.store (see Fusion.h), or null.
   const ContiguousAccess *contiguousAccess(mlir::Operation *op) const {
     return fusion_.access(op);
@@ -151,6 +170,8 @@ private:
   llvm::DenseMap<mlir::Value, SlotId> values_;
   llvm::DenseSet<SlotId> constantSlots_; ///< Written once per frame: never handed over.
   llvm::DenseMap<mlir::Value, SlotId> splats_;
+  llvm::DenseMap<mlir::Value, AdvancedPointer> advanced_;
+  llvm::DenseMap<mlir::Operation *, mlir::Value> advancing_;
   llvm::DenseMap<mlir::Operation *, uint32_t> sites_;
   llvm::StringMap<uint32_t> functionIds_;
   std::vector<Instr> *current_ = nullptr;

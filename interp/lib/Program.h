@@ -107,6 +107,7 @@ public:
   std::vector<std::unique_ptr<Function>> functions; ///< [0] is the kernel.
   std::vector<ConstantInit> constants;
   size_t arenaSize = 0;
+  uint32_t startRunsCaches = 0; ///< Loads through advanced pointers (Frame::startRuns).
   /// Whether a program may wait for another (an scf.while, which is how spin-waits are
   /// written, or an atomic poll without a timeout): such kernels run their programs one at
   /// a time, where a waiting program can let the others run (Executor.cpp), whatever the
@@ -139,8 +140,16 @@ struct Frame {
   /// Scratch for fused accesses that fall back to lane-by-lane pointers and mask.
   std::vector<uint64_t> lanePointers;
   std::vector<uint8_t> laneMask;
-  /// Scratch for memory ops: where runs of lanes break, and which lanes are active (simd::laneRuns).
+  /// Scratch for memory ops: where runs of lanes end, and which lanes are active (bits of lanes).
   std::vector<uint64_t> laneCuts, laneActive;
+  /// Per load through a pointer tensor that its loop advances (Lowerer::AdvancedPointer): the
+  /// run breaks of the pointers that loop began with, and which entry into the loop that was.
+  struct StartRuns {
+    uint64_t loopEntry = 0;
+    std::vector<uint64_t> breaks;
+  };
+  std::vector<StartRuns> startRuns;
+  uint64_t loopEntries = 0; ///< Entries into loops with advanced pointers, ever (never 0 after).
   bool stopped = false;
   std::optional<Fault> fault;
   PrintSink *printer = nullptr;

@@ -216,10 +216,11 @@ TEST_CASE("pointer advances keep the tag and wrap inside the address bits on eve
   }
 }
 
-TEST_CASE("lane runs: breaks and masked-off lanes land on the right bits on every target") {
-  // The definition, by a plain loop: lane j is active iff its mask byte is nonzero; it is cut
-  // iff it is lane 0, masked off, or its pointer is not the previous lane's plus the step. Bits
-  // past n are cut and inactive. Sizes cover a word and a half, word boundaries, vector tails.
+TEST_CASE("lane runs: pointer breaks and active lanes land on the right bits on every target") {
+  // The definition, by plain loops: lane j breaks a run iff it is lane 0 or its pointer is not
+  // the previous lane's plus the step; it is active iff its mask byte is nonzero (every lane
+  // without a mask). Bits past n: breaks set, active clear. Sizes cover words and a half,
+  // word boundaries and vector tails.
   std::mt19937_64 rng(11);
   for (int64_t n : {1, 3, 8, 63, 64, 65, 130, 2048 + 13}) {
     CAPTURE(n);
@@ -235,22 +236,22 @@ TEST_CASE("lane runs: breaks and masked-off lanes land on the right bits on ever
       mask[j] = rng() % 5 == 0 ? 0 : uint8_t(1 + rng() % 2); // any nonzero byte is active
     }
     size_t words = size_t((n + 63) / 64);
-    for (bool masked : {false, true}) {
-      CAPTURE(masked);
-      std::vector<uint64_t> cuts(words, 0), active(words, 0);
-      for (int64_t j = 0; j < int64_t(words) * 64; ++j) {
-        bool on = j < n && (!masked || mask[j] != 0);
-        bool cut = !on || j == 0 || p[j] != p[j - 1] + step;
-        active[j / 64] |= uint64_t(on) << (j % 64);
-        cuts[j / 64] |= uint64_t(cut) << (j % 64);
-      }
-      onEveryTarget([&] {
-        std::vector<uint64_t> gotCuts(words, 0x5555), gotActive(words, 0xAAAA);
-        simd::laneRuns(p.data(), masked ? mask.data() : nullptr, n, step, gotCuts.data(),
-                       gotActive.data());
-        CHECK(gotCuts == cuts);
-        CHECK(gotActive == active);
-      });
+    std::vector<uint64_t> breaks(words, 0), active(words, 0), all(words, 0);
+    for (int64_t j = 0; j < int64_t(words) * 64; ++j) {
+      bool broken = j >= n || j == 0 || p[j] != p[j - 1] + step;
+      breaks[j / 64] |= uint64_t(broken) << (j % 64);
+      active[j / 64] |= uint64_t(j < n && mask[j] != 0) << (j % 64);
+      all[j / 64] |= uint64_t(j < n) << (j % 64);
     }
+    onEveryTarget([&] {
+      std::vector<uint64_t> got(words, 0x5555);
+      simd::laneBreaks(p.data(), n, step, got.data());
+      CHECK(got == breaks);
+      std::fill(got.begin(), got.end(), 0xAAAA);
+      simd::laneActive(mask.data(), n, got.data());
+      CHECK(got == active);
+      simd::laneActive(nullptr, n, got.data());
+      CHECK(got == all);
+    });
   }
 }

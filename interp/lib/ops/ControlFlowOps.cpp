@@ -8,6 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "OpSupport.h"
 
+#include "ttinterp/frontend/Dialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -48,11 +52,17 @@ struct ForData {
   std::unique_ptr<Body> body;
   SlotId lower, upper, step, iv;
   std::vector<SlotId> inits, iterArgs;
+  std::vector<SlotId> counters; ///< Of the loop's advanced pointers (Lowerer::AdvancedPointer).
 };
 
 void forKernel(Frame &f, const Instr &in) {
   const auto &d = *static_cast<const ForData *>(in.data);
   copySlots(f, d.inits, d.iterArgs);
+  for (SlotId c : d.counters) {
+    uint64_t *counter = f.at<uint64_t>(c);
+    counter[0] = 0;               // bytes added to the starting pointers
+    counter[1] = ++f.loopEntries; // which runs of them a load may reuse
+  }
   int64_t lo = readInteger(f, d.lower), hi = readInteger(f, d.upper), step = readInteger(f, d.step);
   if (step <= 0) {
     f.fail(in.site, "invalid_loop", fmt::format("scf.for step must be positive, got {}", step));
@@ -69,8 +79,62 @@ void forKernel(Frame &f, const Instr &in) {
   }
 }
 
+bool isSplat(mlir::Value v) {
+  mlir::Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  llvm::StringRef name = def->getName().getStringRef();
+  if (name == "tt.splat")
+    return !mlir::isa<mlir::ShapedType>(def->getOperand(0).getType());
+  if (name != "arith.constant")
+    return false;
+  auto dense = def->getAttrOfType<mlir::DenseElementsAttr>("value");
+  return dense && dense.isSplat();
+}
+
+/// The iteration arguments of an scf.for that are pointer tensors it only loads through and
+/// advances by one offset for every lane (Lowerer::AdvancedPointer), with their addptrs:
+/// argument i's yielded value is tt.addptr(argument, splat) in the loop's block, its other
+/// uses are the pointers of tt.loads before that addptr in the same block (so every load
+/// reads the pointers of its own iteration), and the loop's result i is unused (after the
+/// loop, the argument's slot still holds the starting pointers).
+std::vector<std::pair<unsigned, mlir::Operation *>> advancedPointers(mlir::Operation *forOp) {
+  std::vector<std::pair<unsigned, mlir::Operation *>> found;
+  mlir::Region &region = forOp->getRegion(0);
+  if (!region.hasOneBlock())
+    return found;
+  mlir::Block &body = region.front();
+  mlir::Operation *yield = body.getTerminator();
+  for (unsigned i = 0; i < forOp->getNumResults() && i < yield->getNumOperands(); ++i) {
+    mlir::BlockArgument arg = body.getArgument(i + 1);
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(arg.getType());
+    if (!type || !mlir::isa<mlir::triton::PointerType>(type.getElementType()) ||
+        !forOp->getResult(i).use_empty())
+      continue;
+    mlir::Operation *add = yield->getOperand(i).getDefiningOp();
+    if (!add || add->getName().getStringRef() != "tt.addptr" || add->getBlock() != &body ||
+        add->getOperand(0) != arg || !add->getResult(0).hasOneUse() || !isSplat(add->getOperand(1)))
+      continue;
+    bool onlyLoads = true;
+    for (mlir::OpOperand &use : arg.getUses()) {
+      mlir::Operation *user = use.getOwner();
+      if (user == add && use.getOperandNumber() == 0)
+        continue;
+      onlyLoads &= user->getName().getStringRef() == "tt.load" && use.getOperandNumber() == 0 &&
+                   user->getBlock() == &body && user->isBeforeInBlock(add);
+    }
+    if (onlyLoads)
+      found.emplace_back(i, add);
+  }
+  return found;
+}
+
 bool lowerFor(mlir::Operation *op, Lowerer &L) {
   ForData d;
+  for (auto [i, add] : advancedPointers(op)) {
+    d.counters.push_back(L.scratch(DType::I64, {2}));
+    L.advancePointer(op->getRegion(0).front().getArgument(i + 1), add, d.counters.back());
+  }
   d.lower = L.use(op->getOperand(0));
   d.upper = L.use(op->getOperand(1));
   d.step = L.use(op->getOperand(2));

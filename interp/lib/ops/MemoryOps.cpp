@@ -35,20 +35,21 @@ void reportAccessFault(Frame &f, const Instr &in, uint64_t p, uint32_t size, int
 /// The runs of active, consecutive lanes of a pointer tensor (lanes whose pointers step by
 /// exactly one element), in lane order. Most real loads and stores are one such run per row,
 /// so they translate, bounds-check and mark dirty once per run instead of once per lane. The
-/// whole tensor is classified in one pass of vector compares (simd::laneRuns); the runs are
-/// then read off its bitmaps a word at a time.
+/// whole tensor is classified by vector compares (simd::laneBreaks, simd::laneActive); the
+/// runs are then read off the bits a word at a time.
 class LaneRunCursor {
 public:
+  /// Runs of pointers p under mask (null: every lane active).
   LaneRunCursor(Frame &f, const uint64_t *p, const uint8_t *mask, int64_t n, uint64_t size)
       : n_(n) {
-    size_t words = size_t((n + 63) / 64);
-    if (f.laneCuts.size() < words) {
-      f.laneCuts.resize(words);
-      f.laneActive.resize(words);
-    }
-    simd::laneRuns(p, mask, n, size, f.laneCuts.data(), f.laneActive.data());
-    cuts_ = f.laneCuts.data();
-    active_ = f.laneActive.data();
+    reserve(f);
+    simd::laneBreaks(p, n, size, f.laneCuts.data());
+    combine(f, f.laneCuts.data(), mask);
+  }
+  /// Runs of pointers whose breaks are known already (Frame::startRuns).
+  LaneRunCursor(Frame &f, const uint64_t *breaks, const uint8_t *mask, int64_t n) : n_(n) {
+    reserve(f);
+    combine(f, breaks, mask);
   }
   /// The next run [first, first + length); false when none is left.
   bool next(int64_t &first, int64_t &length) {
@@ -63,6 +64,21 @@ public:
   bool whole() const { return n_ > 0 && nextBit(cuts_, 1) == n_ && (active_[0] & 1); }
 
 private:
+  void reserve(Frame &f) {
+    size_t words = size_t((n_ + 63) / 64);
+    if (f.laneCuts.size() < words) {
+      f.laneCuts.resize(words);
+      f.laneActive.resize(words);
+    }
+  }
+  /// A run ends at a break or a masked-off lane.
+  void combine(Frame &f, const uint64_t *breaks, const uint8_t *mask) {
+    simd::laneActive(mask, n_, f.laneActive.data());
+    for (int64_t w = 0, words = (n_ + 63) / 64; w < words; ++w)
+      f.laneCuts[size_t(w)] = breaks[w] | ~f.laneActive[size_t(w)];
+    cuts_ = f.laneCuts.data();
+    active_ = f.laneActive.data();
+  }
   /// The first lane at or after `from` whose bit is set, or n.
   int64_t nextBit(const uint64_t *words, int64_t from) const {
     if (from >= n_)
@@ -99,9 +115,9 @@ inline void copyRun(void *dst, const void *src, size_t bytes) {
     d[k] = s[k];
 }
 
-/// Loads the lanes of `runs` from pointers p (other: the values of masked-off lanes).
-template <DType D, bool HasOther>
-void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, const uint64_t *p,
+/// Loads the lanes of `runs`, lane i from pointerOf(i) (other: the values of masked-off lanes).
+template <DType D, bool HasOther, class PointerOf>
+void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, PointerOf pointerOf,
               const Repr<D> *other, Repr<D> *r, int64_t n) {
   using T = Repr<D>;
   constexpr uint32_t size = uint32_t(byteSize(D));
@@ -115,7 +131,7 @@ void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, const uint64_t *p,
   for (int64_t i, run; runs.next(i, run);) {
     fillMaskedOff(i);
     filled = i + run;
-    if (const uint8_t *h = mem.translateForRead(p[i], uint32_t(run * size))) {
+    if (const uint8_t *h = mem.translateForRead(pointerOf(i), uint32_t(run * size))) {
       if constexpr (sameLayout<D>())
         copyRun(r + i, h, size_t(run) * size); // memory and compute layouts agree
       else
@@ -125,9 +141,9 @@ void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, const uint64_t *p,
     }
     // Part of the run is out of bounds: find the lane, lane by lane.
     for (int64_t end = i + run; i < end; ++i) {
-      const uint8_t *h = mem.translateForRead(p[i], size);
+      const uint8_t *h = mem.translateForRead(pointerOf(i), size);
       if (!h) {
-        reportAccessFault(f, in, p[i], size, i, "load of");
+        reportAccessFault(f, in, pointerOf(i), size, i, "load of");
         return;
       }
       r[i] = loadElement<D>(h);
@@ -141,7 +157,8 @@ template <DType D, bool HasOther>
 void loadLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mask,
                const Repr<D> *other, Repr<D> *r, int64_t n) {
   LaneRunCursor runs(f, p, mask, n, byteSize(D));
-  loadRuns<D, HasOther>(f, in, runs, p, other, r, n);
+  auto pointerOf = [p](int64_t i) { return p[i]; };
+  loadRuns<D, HasOther>(f, in, runs, pointerOf, other, r, n);
 }
 
 /// Reads n elements at lane0 in place when every lane is active, D's memory
@@ -164,7 +181,35 @@ template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const 
   LaneRunCursor runs(f, p, HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr, n, byteSize(D));
   if (runs.whole() && f.memory->immutable(p[0]) && readInPlace<D>(f, in, p[0], n))
     return;
-  loadRuns<D, HasOther>(f, in, runs, p, HasOther ? f.at<Repr<D>>(in.operands[2]) : nullptr,
+  auto pointerOf = [p](int64_t i) { return p[i]; };
+  loadRuns<D, HasOther>(f, in, runs, pointerOf, HasOther ? f.at<Repr<D>>(in.operands[2]) : nullptr,
+                        f.atHome<Repr<D>>(in.results[0]), n);
+}
+
+/// tt.load through a pointer tensor that its loop advances by one offset for every lane
+/// (Lowerer::AdvancedPointer): operand 0 holds the pointers the loop began with, operand 1
+/// the bytes added since (and which entry into the loop this is), and lane i reads
+/// tagged::advance(start[i], added). The runs of `start` are found once per entry: adding one
+/// offset to every lane keeps a run consecutive unless its addresses wrap, and a wrapped run
+/// ends past every window, so its translation fails and its lanes go one by one.
+template <DType D, bool HasMask, bool HasOther> void advancedLoadKernel(Frame &f, const Instr &in) {
+  const uint64_t *start = f.at<uint64_t>(in.operands[0]);
+  const uint64_t *counter = f.at<uint64_t>(in.operands[1]);
+  const int64_t added = int64_t(counter[0]), n = in.n;
+  const uint32_t cache = *static_cast<const uint32_t *>(in.data);
+  if (f.startRuns.size() <= cache)
+    f.startRuns.resize(size_t(cache) + 1);
+  Frame::StartRuns &known = f.startRuns[cache];
+  if (known.loopEntry != counter[1]) {
+    known.breaks.resize(size_t((n + 63) / 64));
+    simd::laneBreaks(start, n, byteSize(D), known.breaks.data());
+    known.loopEntry = counter[1];
+  }
+  LaneRunCursor runs(f, known.breaks.data(), HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr, n);
+  auto pointerOf = [start, added](int64_t i) { return tagged::advance(start[i], added); };
+  if (runs.whole() && f.memory->immutable(pointerOf(0)) && readInPlace<D>(f, in, pointerOf(0), n))
+    return;
+  loadRuns<D, HasOther>(f, in, runs, pointerOf, HasOther ? f.at<Repr<D>>(in.operands[3]) : nullptr,
                         f.atHome<Repr<D>>(in.results[0]), n);
 }
 
@@ -388,6 +433,24 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
   if (const ContiguousAccess *a = L.contiguousAccess(op))
     return lowerFusedAccess(op, *a, *d, L);
   unsigned nOps = op->getNumOperands();
+  if (const Lowerer::AdvancedPointer *a = L.advancedPointer(op->getOperand(0))) {
+    std::vector<SlotId> operands{L.use(op->getOperand(0)), a->counter};
+    for (unsigned k = 1; k < nOps; ++k)
+      operands.push_back(L.use(op->getOperand(k)));
+    SlotId r = L.def(op->getResult(0), op);
+    if (r == kNoSlot)
+      return false;
+    ExecFn fn = visitAny(*d, [&](auto tag) -> ExecFn {
+      constexpr DType D = decltype(tag)::value;
+      if (nOps > 2)
+        return &advancedLoadKernel<D, true, true>;
+      if (nOps > 1)
+        return &advancedLoadKernel<D, true, false>;
+      return &advancedLoadKernel<D, false, false>;
+    });
+    L.emit(op, fn, operands, {r}, L.keep(a->startRuns));
+    return true;
+  }
   SlotId p = L.use(op->getOperand(0));
   SlotId mask = nOps > 1 ? L.use(op->getOperand(1)) : kNoSlot;
   SlotId other = nOps > 2 ? L.use(op->getOperand(2)) : kNoSlot;

@@ -369,7 +369,45 @@ std::optional<int64_t> pointeeSize(mlir::Type t) {
   return int64_t(byteSize(*d));
 }
 
+/// The increment of an advanced pointer (Lowerer::AdvancedPointer): the loop's addptr of one
+/// offset for every lane adds the offset's bytes to the counter instead of to every lane.
+/// tagged::advance of a sum is the advances one after another (both wrap the address bits).
+template <DType OffsetType, unsigned Shift> void advanceCounterKernel(Frame &f, const Instr &in) {
+  const Repr<OffsetType> offset = *f.at<Repr<OffsetType>>(in.operands[0]);
+  f.at<uint64_t>(in.operands[1])[0] += uint64_t(int64_t(offset)) << Shift;
+}
+
+bool lowerAdvanceCounter(mlir::Operation *op, mlir::Value iterArg, Lowerer &L) {
+  // Lane 0 of the offset is every lane's (the loop matched a splat); the scalar where the
+  // splat is not materialised.
+  SlotId offset = L.splatOf(op->getOperand(1)).value_or(L.use(op->getOperand(1)));
+  std::optional<int64_t> elem = pointeeSize(op->getResult(0).getType());
+  ExecFn fn = visitInt(L.slot(offset).dtype, [&](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    switch (elem.value_or(0)) {
+    case 1:
+      return &advanceCounterKernel<D, 0>;
+    case 2:
+      return &advanceCounterKernel<D, 1>;
+    case 4:
+      return &advanceCounterKernel<D, 2>;
+    case 8:
+      return &advanceCounterKernel<D, 3>;
+    default:
+      return nullptr;
+    }
+  });
+  if (!fn)
+    return L.error(op, "only pointers to scalars are supported here");
+  // The loop yields the pointers it began with; the counter holds the advance.
+  L.bind(op->getResult(0), L.use(iterArg));
+  L.emit(op, fn, {offset, L.advancedPointer(iterArg)->counter}, {});
+  return true;
+}
+
 bool lowerAddPtr(mlir::Operation *op, Lowerer &L) {
+  if (mlir::Value iterArg = L.advancedBy(op))
+    return lowerAdvanceCounter(op, iterArg, L);
   std::optional<SlotId> sp = L.splatOf(op->getOperand(0)), so = L.splatOf(op->getOperand(1));
   SlotId p = sp.value_or(L.use(op->getOperand(0)));
   SlotId off = so.value_or(L.use(op->getOperand(1)));

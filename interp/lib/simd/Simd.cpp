@@ -182,46 +182,54 @@ void AdvanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n) 
     r[i] = tagged::advance(p[i], bytes);
 }
 
-// Runs of consecutive lanes, found for a whole pointer tensor in one pass of vector compares
-// (laneRuns in Simd.h). Each word of bits is gathered in a register and stored once. Vector
-// groups start at multiples of the vector width, a power of two that divides 64, so a group's
-// bits never straddle two words.
-void LaneRuns(const uint64_t *p, const uint8_t *mask, int64_t n, uint64_t step, uint64_t *cuts,
-              uint64_t *active) {
+// Runs of consecutive lanes (laneBreaks and laneActive in Simd.h), found for a whole tensor
+// in one pass of vector compares. Each word of bits is gathered in a register and stored once.
+// Vector groups start at multiples of the vector width, a power of two that divides 64, so a
+// group's bits never straddle two words.
+void LaneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
   const hn::ScalableTag<uint64_t> d;
-  const hn::ScalableTag<uint8_t> d8;
-  const int64_t lanes = int64_t(hn::Lanes(d)), bytes = int64_t(hn::Lanes(d8));
+  const int64_t lanes = int64_t(hn::Lanes(d));
   const auto vstep = hn::Set(d, step);
   uint8_t bits[8];
   for (int64_t base = 0; base < n; base += 64) {
     const int64_t end = std::min(n, base + 64);
-    uint64_t broken = 0, on = 0;
+    uint64_t word = end - base == 64 ? 0 : ~uint64_t(0) << (end - base); // past n: breaks
     int64_t j = base;
     for (; j < end && j < lanes; ++j) // the first group reads no lane before 0
-      broken |= uint64_t(j == 0 || p[j] != p[j - 1] + step) << (j - base);
+      word |= uint64_t(j == 0 || p[j] != p[j - 1] + step) << (j - base);
     for (; j + lanes <= end; j += lanes) {
       auto ne = hn::Ne(hn::LoadU(d, p + j), hn::Add(hn::LoadU(d, p + j - 1), vstep));
       uint64_t group = 0;
       std::memcpy(&group, bits, hn::StoreMaskBits(d, ne, bits));
-      broken |= group << (j - base);
+      word |= group << (j - base);
     }
     for (; j < end; ++j)
-      broken |= uint64_t(p[j] != p[j - 1] + step) << (j - base);
+      word |= uint64_t(p[j] != p[j - 1] + step) << (j - base);
+    breaks[base >> 6] = word;
+  }
+}
+
+void LaneActive(const uint8_t *mask, int64_t n, uint64_t *active) {
+  const hn::ScalableTag<uint8_t> d8;
+  const int64_t bytes = int64_t(hn::Lanes(d8));
+  uint8_t bits[8];
+  for (int64_t base = 0; base < n; base += 64) {
+    const int64_t end = std::min(n, base + 64);
+    uint64_t word = 0;
+    int64_t i = base;
     if (!mask) {
-      on = end - base == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - base)) - 1;
-    } else {
-      int64_t i = base;
-      for (; bytes <= 64 && i + bytes <= end; i += bytes) {
-        uint64_t group = 0;
-        std::memcpy(&group, bits,
-                    hn::StoreMaskBits(d8, hn::Ne(hn::LoadU(d8, mask + i), hn::Zero(d8)), bits));
-        on |= group << (i - base);
-      }
-      for (; i < end; ++i)
-        on |= uint64_t(mask[i] != 0) << (i - base);
+      word = end - base == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - base)) - 1;
+      i = end;
     }
-    cuts[base >> 6] = broken | ~on;
-    active[base >> 6] = on;
+    for (; bytes <= 64 && i + bytes <= end; i += bytes) {
+      uint64_t group = 0;
+      std::memcpy(&group, bits,
+                  hn::StoreMaskBits(d8, hn::Ne(hn::LoadU(d8, mask + i), hn::Zero(d8)), bits));
+      word |= group << (i - base);
+    }
+    for (; i < end; ++i)
+      word |= uint64_t(mask[i] != 0) << (i - base);
+    active[base >> 6] = word;
   }
 }
 
@@ -294,7 +302,8 @@ HWY_EXPORT(GemmF64);
 HWY_EXPORT(Map);
 HWY_EXPORT(Basic);
 HWY_EXPORT(AdvanceAddresses);
-HWY_EXPORT(LaneRuns);
+HWY_EXPORT(LaneBreaks);
+HWY_EXPORT(LaneActive);
 HWY_EXPORT(TargetName);
 
 void gemm(const float *a, const float *b, const float *c, float *out, int64_t m, int64_t n,
@@ -311,9 +320,11 @@ void basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, Scal
 void advanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n) {
   HWY_DYNAMIC_DISPATCH(AdvanceAddresses)(p, bytes, r, n);
 }
-void laneRuns(const uint64_t *p, const uint8_t *mask, int64_t n, uint64_t step, uint64_t *cuts,
-              uint64_t *active) {
-  HWY_DYNAMIC_DISPATCH(LaneRuns)(p, mask, n, step, cuts, active);
+void laneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
+  HWY_DYNAMIC_DISPATCH(LaneBreaks)(p, n, step, breaks);
+}
+void laneActive(const uint8_t *mask, int64_t n, uint64_t *active) {
+  HWY_DYNAMIC_DISPATCH(LaneActive)(mask, n, active);
 }
 void map(MathFn fn, const float *x, float *y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Map)(fn, x, y, n);

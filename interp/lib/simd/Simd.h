@@ -45,13 +45,13 @@ void map(MathFn fn, const float *x, float *y, int64_t n);
 /// every lane, as a loop advances its pointer tensors each iteration. r may be p.
 void advanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n);
 
-/// Where a tt.load or tt.store through a pointer tensor can move runs of lanes at once, for
-/// n lanes in words of 64 (lane j is bit j % 64 of word j / 64; bits past n come back as set
-/// in `cuts` and clear in `active`): `active` has bit j iff lane j is active (mask[j] != 0;
-/// every lane when mask is null), and `cuts` has bit j iff lane j cannot continue a run from
-/// lane j - 1: j is 0, lane j is masked off, or p[j] != p[j - 1] + step.
-void laneRuns(const uint64_t *p, const uint8_t *mask, int64_t n, uint64_t step, uint64_t *cuts,
-              uint64_t *active);
+/// Where a tt.load or tt.store through a pointer tensor can move runs of lanes at once, as
+/// bits of n lanes in words of 64 (lane j is bit j % 64 of word j / 64). `breaks` has bit j
+/// iff lane j cannot continue a run of consecutive pointers from lane j - 1: j is 0, or
+/// p[j] != p[j - 1] + step (bits past n come back set).
+void laneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks);
+/// `active` has bit j iff mask[j] != 0 (every lane of n when mask is null; bits past n clear).
+void laneActive(const uint8_t *mask, int64_t n, uint64_t *active);
 
 /// What the dispatch chose on this CPU, e.g. "AVX2" (for benchmark reports).
 const char *targetName();

@@ -147,6 +147,13 @@ struct Frame {
   struct StartRuns {
     uint64_t loopEntry = 0;
     std::vector<uint64_t> breaks;
+    /// With every lane active: the runs (first lane, length), each one's byte offset from
+    /// lane 0's pointer, and the span [lo, hi) of bytes they cover relative to it; valid
+    /// when every run's pointer has lane 0's tag.
+    std::vector<std::pair<int64_t, int64_t>> runs;
+    std::vector<int64_t> offsets;
+    int64_t lo = 0, hi = 0;
+    bool oneTag = false;
   };
   std::vector<StartRuns> startRuns;
   uint64_t loopEntries = 0; ///< Entries into loops with advanced pointers, ever (never 0 after).

@@ -285,3 +285,65 @@ TEST_CASE("pointers a loop advances and then hands on read where the loop left t
     CHECK(out[size_t(c)] == float(c + 1) + float(c + 9) + float(c + 17) + float(c + 25));
   }
 }
+
+TEST_CASE("consecutive pointers whose sum carries into the next buffer's tag are two runs") {
+  // Lane 0 points 4 bytes below the top of a's address bits, lane 1 at address 0 of b (the
+  // next argument: a's tag + 1), so as 64-bit words lane 1 is lane 0 plus one element. The
+  // loop first loads nothing (masked off), then advances both by a's address + 4 bytes: lane
+  // 0 wraps to a[0], lane 1 lands outside b. Lane 1 is b's pointer and must fault, not read
+  // a[1] as part of lane 0's run.
+  LoadedKernel k = loadKernel(R"(
+module {
+  tt.func public @k(%a: !tt.ptr<f32>, %b: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c2 = arith.constant 2 : i32
+    %c4 = arith.constant 4 : i64
+    %z64 = arith.constant 0 : i64
+    %top = arith.constant 281474976710652 : i64
+    %zeros = arith.constant dense<0.0> : tensor<2xf32>
+    %zero32 = arith.constant dense<0> : tensor<2xi32>
+    %aAddr = tt.ptr_to_int %a : !tt.ptr<f32> -> i64
+    %bAddr = tt.ptr_to_int %b : !tt.ptr<f32> -> i64
+    %toTop = arith.subi %top, %aAddr : i64
+    %offA = arith.divsi %toTop, %c4 : i64
+    %negB = arith.subi %z64, %bAddr : i64
+    %offB = arith.divsi %negB, %c4 : i64
+    %range = tt.make_range {end = 2 : i32, start = 0 : i32} : tensor<2xi32>
+    %isFirst = arith.cmpi eq, %range, %zero32 : tensor<2xi32>
+    %offAs = tt.splat %offA : i64 -> tensor<2xi64>
+    %offBs = tt.splat %offB : i64 -> tensor<2xi64>
+    %offs = arith.select %isFirst, %offAs, %offBs : tensor<2xi1>, tensor<2xi64>
+    %as = tt.splat %a : !tt.ptr<f32> -> tensor<2x!tt.ptr<f32>>
+    %bs = tt.splat %b : !tt.ptr<f32> -> tensor<2x!tt.ptr<f32>>
+    %bases = arith.select %isFirst, %as, %bs : tensor<2xi1>, tensor<2x!tt.ptr<f32>>
+    %ptrs = tt.addptr %bases, %offs : tensor<2x!tt.ptr<f32>>, tensor<2xi64>
+    %stepBytes = arith.addi %aAddr, %c4 : i64
+    %step = arith.divsi %stepBytes, %c4 : i64
+    %r:2 = scf.for %i = %c0 to %c2 step %c1 iter_args(%p = %ptrs, %acc = %zeros) -> (tensor<2x!tt.ptr<f32>>, tensor<2xf32>) : i32 {
+      %on = arith.cmpi sge, %i, %c1 : i32
+      %m = tt.splat %on : i1 -> tensor<2xi1>
+      %x = tt.load %p, %m, %zeros : tensor<2x!tt.ptr<f32>>
+      %acc2 = arith.addf %acc, %x : tensor<2xf32>
+      %steps = tt.splat %step : i64 -> tensor<2xi64>
+      %p2 = tt.addptr %p, %steps : tensor<2x!tt.ptr<f32>>, tensor<2xi64>
+      scf.yield %p2, %acc2 : tensor<2x!tt.ptr<f32>>, tensor<2xf32>
+    }
+    %os = tt.splat %out : !tt.ptr<f32> -> tensor<2x!tt.ptr<f32>>
+    %op = tt.addptr %os, %range : tensor<2x!tt.ptr<f32>>, tensor<2xi32>
+    tt.store %op, %r#1 : tensor<2x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)");
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> a = iota(4), b = iota(4), out(2, -1.0f);
+  LaunchResult r = launch(*k.kernel,
+                          {pointer("a", viewOf(a, DType::F32)), pointer("b", viewOf(b, DType::F32)),
+                           pointer("out", viewOf(out, DType::F32))},
+                          {ptrArg(0), ptrArg(1), ptrArg(2)}, {1, 1, 1});
+  REQUIRE(r.fault);
+  CHECK(r.fault->kind == "out_of_bounds");
+  CHECK(r.fault->element == 1);
+  CHECK(out == std::vector<float>{-1.0f, -1.0f});
+}

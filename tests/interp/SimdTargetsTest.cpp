@@ -217,8 +217,9 @@ TEST_CASE("pointer advances keep the tag and wrap inside the address bits on eve
 }
 
 TEST_CASE("lane runs: pointer breaks and active lanes land on the right bits on every target") {
-  // The definition, by plain loops: lane j breaks a run iff it is lane 0 or its pointer is not
-  // the previous lane's plus the step; it is active iff its mask byte is nonzero (every lane
+  // The definition, by plain loops: lane j breaks a run iff it is lane 0, its pointer is not
+  // the previous lane's plus the step, or its address (the low 48 bits) is below the step
+  // (the sum carried into the tag); it is active iff its mask byte is nonzero (every lane
   // without a mask). Bits past n: breaks set, active clear. Sizes cover words and a half,
   // word boundaries and vector tails.
   std::mt19937_64 rng(11);
@@ -235,10 +236,17 @@ TEST_CASE("lane runs: pointer breaks and active lanes land on the right bits on 
       next += step;
       mask[j] = rng() % 5 == 0 ? 0 : uint8_t(1 + rng() % 2); // any nonzero byte is active
     }
+    if (n > 40) {
+      // One step that carries out of the address bits into the tag: a break.
+      p[39] = (uint64_t(3) << 48) | ((uint64_t(1) << 48) - step);
+      p[40] = p[39] + step;
+      CHECK(p[40] == uint64_t(4) << 48);
+    }
     size_t words = size_t((n + 63) / 64);
     std::vector<uint64_t> breaks(words, 0), active(words, 0), all(words, 0);
     for (int64_t j = 0; j < int64_t(words) * 64; ++j) {
-      bool broken = j >= n || j == 0 || p[j] != p[j - 1] + step;
+      bool broken =
+          j >= n || j == 0 || p[j] != p[j - 1] + step || (p[j] & ((uint64_t(1) << 48) - 1)) < step;
       breaks[j / 64] |= uint64_t(broken) << (j % 64);
       active[j / 64] |= uint64_t(j < n && mask[j] != 0) << (j % 64);
       all[j / 64] |= uint64_t(j < n) << (j % 64);

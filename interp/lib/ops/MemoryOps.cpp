@@ -186,6 +186,30 @@ template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const 
                         f.atHome<Repr<D>>(in.results[0]), n);
 }
 
+/// What the loads through an advanced pointer reuse for one entry into its loop: the run
+/// breaks of the starting pointers, and the runs of a load with every lane active.
+template <DType D>
+void learnStartRuns(Frame &f, Frame::StartRuns &known, const uint64_t *start, int64_t n,
+                    uint64_t loopEntry) {
+  known.breaks.resize(size_t((n + 63) / 64));
+  simd::laneBreaks(start, n, byteSize(D), known.breaks.data());
+  known.loopEntry = loopEntry;
+  known.runs.clear();
+  known.offsets.clear();
+  known.lo = known.hi = 0;
+  known.oneTag = n > 0;
+  LaneRunCursor all(f, known.breaks.data(), nullptr, n);
+  for (int64_t i, run; all.next(i, run);) {
+    // Offsets between addresses of one tag: a real span of memory when every run is in it.
+    int64_t offset = int64_t(tagged::address(start[i]) - tagged::address(start[0]));
+    known.oneTag &= tagged::tag(start[i]) == tagged::tag(start[0]);
+    known.runs.emplace_back(i, run);
+    known.offsets.push_back(offset);
+    known.lo = std::min(known.lo, offset);
+    known.hi = std::max(known.hi, offset + run * int64_t(byteSize(D)));
+  }
+}
+
 /// tt.load through a pointer tensor that its loop advances by one offset for every lane
 /// (Lowerer::AdvancedPointer): operand 0 holds the pointers the loop began with, operand 1
 /// the bytes added since (and which entry into the loop this is), and lane i reads
@@ -200,17 +224,38 @@ template <DType D, bool HasMask, bool HasOther> void advancedLoadKernel(Frame &f
   if (f.startRuns.size() <= cache)
     f.startRuns.resize(size_t(cache) + 1);
   Frame::StartRuns &known = f.startRuns[cache];
-  if (known.loopEntry != counter[1]) {
-    known.breaks.resize(size_t((n + 63) / 64));
-    simd::laneBreaks(start, n, byteSize(D), known.breaks.data());
-    known.loopEntry = counter[1];
-  }
-  LaneRunCursor runs(f, known.breaks.data(), HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr, n);
+  if (known.loopEntry != counter[1])
+    learnStartRuns<D>(f, known, start, n, counter[1]);
+  const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr;
+  LaneRunCursor runs(f, known.breaks.data(), mask, n);
   auto pointerOf = [start, added](int64_t i) { return tagged::advance(start[i], added); };
   if (runs.whole() && f.memory->immutable(pointerOf(0)) && readInPlace<D>(f, in, pointerOf(0), n))
     return;
+  Repr<D> *r = f.atHome<Repr<D>>(in.results[0]);
+  // Every lane active (a tile inside the matrix): when the span of all runs is in bounds, so
+  // is each run, and one translation serves them all. With hazard tracking, each run is
+  // translated (and recorded) as itself.
+  const LaunchMemory &mem = *f.memory;
+  if (known.oneTag && !mem.tracksHazards() && (!HasMask || !std::memchr(mask, 0, size_t(n))) &&
+      uint64_t(known.hi - known.lo) <= UINT32_MAX) {
+    uint64_t lo = tagged::advance(pointerOf(0), known.lo);
+    if (const uint8_t *h = mem.translate(lo, uint32_t(known.hi - known.lo))) {
+      constexpr uint32_t size = uint32_t(byteSize(D));
+      const uint8_t *lane0 = h - known.lo;
+      for (size_t k = 0; k < known.runs.size(); ++k) {
+        auto [i, run] = known.runs[k];
+        const uint8_t *src = lane0 + known.offsets[k];
+        if constexpr (sameLayout<D>())
+          copyRun(r + i, src, size_t(run) * size);
+        else
+          for (int64_t j = 0; j < run; ++j)
+            r[i + j] = loadElement<D>(src + j * size);
+      }
+      return;
+    }
+  }
   loadRuns<D, HasOther>(f, in, runs, pointerOf, HasOther ? f.at<Repr<D>>(in.operands[3]) : nullptr,
-                        f.atHome<Repr<D>>(in.results[0]), n);
+                        r, n);
 }
 
 /// Stores n lanes of v to pointers p (mask: active lanes, or null for all).

@@ -189,22 +189,29 @@ void AdvanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n) 
 void LaneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
   const hn::ScalableTag<uint64_t> d;
   const int64_t lanes = int64_t(hn::Lanes(d));
-  const auto vstep = hn::Set(d, step);
+  const auto vstep = hn::Set(d, step), vaddress = hn::Set(d, tagged::kAddressMask);
+  // p[j] == p[j - 1] + step with an address below the step carried into the tag: another
+  // buffer's pointer, never the same run.
+  auto breakAt = [&](int64_t j) {
+    return j == 0 || p[j] != p[j - 1] + step || tagged::address(p[j]) < step;
+  };
   uint8_t bits[8];
   for (int64_t base = 0; base < n; base += 64) {
     const int64_t end = std::min(n, base + 64);
     uint64_t word = end - base == 64 ? 0 : ~uint64_t(0) << (end - base); // past n: breaks
     int64_t j = base;
     for (; j < end && j < lanes; ++j) // the first group reads no lane before 0
-      word |= uint64_t(j == 0 || p[j] != p[j - 1] + step) << (j - base);
+      word |= uint64_t(breakAt(j)) << (j - base);
     for (; j + lanes <= end; j += lanes) {
-      auto ne = hn::Ne(hn::LoadU(d, p + j), hn::Add(hn::LoadU(d, p + j - 1), vstep));
+      auto cur = hn::LoadU(d, p + j);
+      auto broken = hn::Or(hn::Ne(cur, hn::Add(hn::LoadU(d, p + j - 1), vstep)),
+                           hn::Lt(hn::And(cur, vaddress), vstep));
       uint64_t group = 0;
-      std::memcpy(&group, bits, hn::StoreMaskBits(d, ne, bits));
+      std::memcpy(&group, bits, hn::StoreMaskBits(d, broken, bits));
       word |= group << (j - base);
     }
     for (; j < end; ++j)
-      word |= uint64_t(p[j] != p[j - 1] + step) << (j - base);
+      word |= uint64_t(breakAt(j)) << (j - base);
     breaks[base >> 6] = word;
   }
 }

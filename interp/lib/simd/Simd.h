@@ -47,8 +47,10 @@ void advanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n);
 
 /// Where a tt.load or tt.store through a pointer tensor can move runs of lanes at once, as
 /// bits of n lanes in words of 64 (lane j is bit j % 64 of word j / 64). `breaks` has bit j
-/// iff lane j cannot continue a run of consecutive pointers from lane j - 1: j is 0, or
-/// p[j] != p[j - 1] + step (bits past n come back set).
+/// iff lane j cannot continue a run of consecutive pointers from lane j - 1: j is 0,
+/// p[j] != p[j - 1] + step, or lane j's address is below the step (then the sum carried into
+/// the tag of tagged pointers, memory/Session.h: a run never changes buffers). Bits past n
+/// come back set.
 void laneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks);
 /// `active` has bit j iff mask[j] != 0 (every lane of n when mask is null; bits past n clear).
 void laneActive(const uint8_t *mask, int64_t n, uint64_t *active);

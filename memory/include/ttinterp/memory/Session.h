@@ -183,6 +183,9 @@ public:
     }
     return translateUntagged(a, size, nullptr);
   }
+  /// Whether accesses are recorded for cross-program hazards (then each must be
+  /// translated as itself, not as part of a larger span).
+  bool tracksHazards() const { return hazards_ != nullptr; }
   /// As translate, for a load: the hazard tracker (if any) sees a read.
   uint8_t *translateForRead(uint64_t p, uint32_t size) const {
     uint8_t *host = translate(p, size);

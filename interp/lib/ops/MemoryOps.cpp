@@ -233,10 +233,11 @@ template <DType D, bool HasMask, bool HasOther> void advancedLoadKernel(Frame &f
     return;
   Repr<D> *r = f.atHome<Repr<D>>(in.results[0]);
   // Every lane active (a tile inside the matrix): when the span of all runs is in bounds, so
-  // is each run, and one translation serves them all. With hazard tracking, each run is
-  // translated (and recorded) as itself.
+  // is each run, and one translation serves them all. Where hazard tracking records reads,
+  // each run is translated (and recorded) as itself.
   const LaunchMemory &mem = *f.memory;
-  if (known.oneTag && !mem.tracksHazards() && (!HasMask || !std::memchr(mask, 0, size_t(n))) &&
+  if (known.oneTag && !mem.tracksReads(start[0]) &&
+      (!HasMask || !std::memchr(mask, 0, size_t(n))) &&
       uint64_t(known.hi - known.lo) <= UINT32_MAX) {
     uint64_t lo = tagged::advance(pointerOf(0), known.lo);
     if (const uint8_t *h = mem.translate(lo, uint32_t(known.hi - known.lo))) {

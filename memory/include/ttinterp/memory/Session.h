@@ -183,13 +183,15 @@ public:
     }
     return translateUntagged(a, size, nullptr);
   }
-  /// Whether accesses are recorded for cross-program hazards (then each must be
+  /// Whether reads through p are recorded for cross-program hazards (then each must be
   /// translated as itself, not as part of a larger span).
-  bool tracksHazards() const { return hazards_ != nullptr; }
+  bool tracksReads(uint64_t p) const { return hazards_ && !immutable(p); }
   /// As translate, for a load: the hazard tracker (if any) sees a read.
   uint8_t *translateForRead(uint64_t p, uint32_t size) const {
     uint8_t *host = translate(p, size);
-    if (host && hazards_)
+    // Bytes that no program of the launch can write (a read-through region) take part in
+    // no hazard: recording their reads would only cost time.
+    if (host && hazards_ && !immutable(p))
       hazards_->record(tagged::address(p), size, AccessKind::Read);
     return host;
   }

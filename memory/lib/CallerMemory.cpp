@@ -11,8 +11,10 @@
 namespace ttinterp {
 namespace {
 
-/// Copies of at least this many bytes into caller memory bypass the caches.
-constexpr size_t kStreamingCopy = size_t(4) << 20;
+/// Copies of at least this many bytes into caller memory bypass the caches: a write-back
+/// that size or larger (a parallel one comes in chunks of 1 MiB and more, Session.cpp) is
+/// not read back soon enough for the caches to keep it.
+constexpr size_t kStreamingCopy = size_t(1) << 20;
 
 /// memcpy for a copy far larger than what the caches keep (a write-back of a 64 MiB output):
 /// streaming stores do not read each destination line before writing it, which a plain copy

@@ -696,7 +696,7 @@ TEST_CASE("the dirty bitmap's set, clear, count and runs agree with a bool per b
 }
 
 TEST_CASE("copies into host memory large enough to stream land every byte and nothing around") {
-  // Copies of 4 MiB and more bypass the caches (CallerMemory.cpp), with a head and a tail
+  // Copies of 1 MiB and more bypass the caches (CallerMemory.cpp), with a head and a tail
   // around the 64-byte lines; every alignment of source and destination must give memcpy's
   // bytes, and the bytes just outside the destination must stay as they were.
   const size_t size = (size_t(4) << 20) + 100;
@@ -706,7 +706,7 @@ TEST_CASE("copies into host memory large enough to stream land every byte and no
   std::string error;
   for (size_t dstOffset : {0, 1, 13, 63, 64})
     for (size_t srcOffset : {0, 7})
-      for (size_t length : {size_t(4) << 20, size, size - 37}) {
+      for (size_t length : {size_t(1) << 20, size_t(4) << 20, size, size - 37}) {
         CAPTURE(dstOffset);
         CAPTURE(srcOffset);
         CAPTURE(length);

@@ -7,6 +7,10 @@
 #if defined(__x86_64__)
 #include <emmintrin.h>
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 namespace ttinterp {
 namespace {
@@ -46,6 +50,28 @@ void streamingCopy(void *dst, const void *src, size_t size) {
 #endif
 }
 
+/// Whether the pages under [p, p + size) are already in memory, judged by the first, middle
+/// and last. A fresh allocation (torch.empty) is not: each first touch faults in a zeroed
+/// page that is then in the cache, where a plain copy finds it and a streaming one would
+/// push it out and write the line again, so streaming only pays on pages already there.
+bool pagesPresent(const void *p, size_t size) {
+#if defined(__linux__)
+  static const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p);
+  for (uintptr_t at : {first, first + size / 2, first + size - 1}) {
+    unsigned char resident = 0;
+    if (mincore(reinterpret_cast<void *>(at & ~(page - 1)), page, &resident) != 0 ||
+        !(resident & 1))
+      return false;
+  }
+  return true;
+#else
+  (void)p;
+  (void)size;
+  return false;
+#endif
+}
+
 } // namespace
 
 bool HostMemory::read(uint64_t address, void *dst, size_t size, std::string &) {
@@ -56,7 +82,7 @@ bool HostMemory::read(uint64_t address, void *dst, size_t size, std::string &) {
 
 bool HostMemory::write(uint64_t address, const void *src, size_t size, std::string &) {
   void *dst = reinterpret_cast<void *>(static_cast<uintptr_t>(address));
-  if (size >= kStreamingCopy)
+  if (size >= kStreamingCopy && pagesPresent(dst, size))
     streamingCopy(dst, src, size);
   else if (size)
     std::memcpy(dst, src, size);

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <numeric>
 
+#include <sys/mman.h>
+
 using namespace ttinterp;
 
 namespace {
@@ -741,4 +743,23 @@ TEST_CASE("a write-back in runs of megabytes writes the stored runs and keeps th
   for (int64_t i = 0; i < n; ++i)
     allRight &= buf[size_t(i)] == (i >= holeLo && i < holeHi ? 42 : int32_t(i));
   CHECK(allRight);
+}
+
+TEST_CASE("a large copy into pages never touched (a fresh allocation) lands every byte") {
+  // Fresh anonymous pages are not in memory yet, so the copy takes the plain path
+  // (CallerMemory.cpp streams only into pages already there); the bytes must be the same.
+  const size_t mapped = size_t(3) << 20, offset = 100, length = (size_t(2) << 20) + 7;
+  void *fresh = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(fresh != MAP_FAILED);
+  std::vector<uint8_t> src(length);
+  for (size_t i = 0; i < length; ++i)
+    src[i] = uint8_t(i * 37 + 1);
+  std::string error;
+  auto *bytes = static_cast<uint8_t *>(fresh);
+  REQUIRE(HostMemory::instance().write(reinterpret_cast<uint64_t>(bytes + offset), src.data(),
+                                       length, error));
+  CHECK(std::equal(src.begin(), src.end(), bytes + offset));
+  CHECK(std::all_of(bytes, bytes + offset, [](uint8_t b) { return b == 0; }));
+  CHECK(std::all_of(bytes + offset + length, bytes + mapped, [](uint8_t b) { return b == 0; }));
+  munmap(fresh, mapped);
 }

@@ -153,17 +153,21 @@ module {
 }
 )";
 }
+
+LaunchResult runBackwards(int64_t n, std::vector<float> &a, std::vector<float> &out) {
+  LoadedKernel k = loadKernel(backwardsKernel());
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  return launch(*k.kernel,
+                {pointer("a", viewOf(a, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+                {ptrArg(0), ptrArg(1), intArg(n)}, {1, 1, 1});
+}
 } // namespace
 
 TEST_CASE("a loop entered again with other pointers walks backwards from each row's own start") {
   // by = 16 - 24 = -8. Row r, lane c, n = 3: a[s] + a[s - 8] + a[s - 16] with
   // s = 24r + 16 + c + (c >= r + 2) (0-based elements; a[i] = i + 1).
-  LoadedKernel k = loadKernel(backwardsKernel());
-  REQUIRE_MESSAGE(k.kernel, k.error);
   std::vector<float> a = iota(80), out(24, -1.0f);
-  LaunchResult r = launch(
-      *k.kernel, {pointer("a", viewOf(a, DType::F32)), pointer("out", viewOf(out, DType::F32))},
-      {ptrArg(0), ptrArg(1), intArg(3)}, {1, 1, 1});
+  LaunchResult r = runBackwards(3, a, out);
   REQUIRE(r.error.empty());
   REQUIRE_FALSE(r.fault);
   for (int row = 0; row < 3; ++row)
@@ -179,12 +183,8 @@ TEST_CASE("a loop entered again with other pointers walks backwards from each ro
 TEST_CASE("a walk that leaves its buffer faults at the first lane outside, and writes nothing") {
   // Row 0 with n = 4: the fourth step reads a[-8..0), before the buffer; lane 0 is the
   // first lane checked. Nothing is stored (the stores come after the loop).
-  LoadedKernel k = loadKernel(backwardsKernel());
-  REQUIRE_MESSAGE(k.kernel, k.error);
   std::vector<float> a = iota(80), out(24, -1.0f);
-  LaunchResult r = launch(
-      *k.kernel, {pointer("a", viewOf(a, DType::F32)), pointer("out", viewOf(out, DType::F32))},
-      {ptrArg(0), ptrArg(1), intArg(4)}, {1, 1, 1});
+  LaunchResult r = runBackwards(4, a, out);
   REQUIRE(r.fault);
   CHECK(r.fault->kind == "out_of_bounds");
   CHECK(r.fault->op == "tt.load");

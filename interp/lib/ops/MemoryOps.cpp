@@ -479,44 +479,27 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
   if (const ContiguousAccess *a = L.contiguousAccess(op))
     return lowerFusedAccess(op, *a, *d, L);
   unsigned nOps = op->getNumOperands();
-  if (const Lowerer::AdvancedPointer *a = L.advancedPointer(op->getOperand(0))) {
-    std::vector<SlotId> operands{L.use(op->getOperand(0)), a->counter};
-    for (unsigned k = 1; k < nOps; ++k)
-      operands.push_back(L.use(op->getOperand(k)));
-    SlotId r = L.def(op->getResult(0), op);
-    if (r == kNoSlot)
-      return false;
-    ExecFn fn = visitAny(*d, [&](auto tag) -> ExecFn {
-      constexpr DType D = decltype(tag)::value;
-      if (nOps > 2)
-        return &advancedLoadKernel<D, true, true>;
-      if (nOps > 1)
-        return &advancedLoadKernel<D, true, false>;
-      return &advancedLoadKernel<D, false, false>;
-    });
-    L.emit(op, fn, operands, {r}, L.keep(a->startRuns));
-    return true;
-  }
-  SlotId p = L.use(op->getOperand(0));
-  SlotId mask = nOps > 1 ? L.use(op->getOperand(1)) : kNoSlot;
-  SlotId other = nOps > 2 ? L.use(op->getOperand(2)) : kNoSlot;
+  // tt.load(ptr, mask, other) -> (ptr[, counter of an advanced pointer], mask, other).
+  const Lowerer::AdvancedPointer *advanced = L.advancedPointer(op->getOperand(0));
+  std::vector<SlotId> operands{L.use(op->getOperand(0))};
+  if (advanced)
+    operands.push_back(advanced->counter);
+  for (unsigned k = 1; k < nOps; ++k)
+    operands.push_back(L.use(op->getOperand(k)));
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;
   ExecFn fn = visitAny(*d, [&](auto tag) -> ExecFn {
     constexpr DType D = decltype(tag)::value;
-    if (nOps > 2)
-      return &loadKernel<D, true, true>;
-    if (nOps > 1)
-      return &loadKernel<D, true, false>;
-    return &loadKernel<D, false, false>;
+    if (advanced)
+      return nOps > 2   ? &advancedLoadKernel<D, true, true>
+             : nOps > 1 ? &advancedLoadKernel<D, true, false>
+                        : &advancedLoadKernel<D, false, false>;
+    return nOps > 2   ? &loadKernel<D, true, true>
+           : nOps > 1 ? &loadKernel<D, true, false>
+                      : &loadKernel<D, false, false>;
   });
-  std::vector<SlotId> operands{p};
-  if (mask != kNoSlot)
-    operands.push_back(mask);
-  if (other != kNoSlot)
-    operands.push_back(other);
-  L.emit(op, fn, operands, {r});
+  L.emit(op, fn, operands, {r}, advanced ? L.keep(advanced->startRuns) : nullptr);
   return true;
 }
 

@@ -415,7 +415,9 @@ template <DType D> void fusedStoreKernel(Frame &f, const Instr &in) {
       return;
     }
   }
-  storeLanes<D>(f, in, f.lanePointers.data(), v, materializeLanes<size>(f, in, o, n), n);
+  // Materialised first: it fills (and may reallocate) f.lanePointers.
+  const uint8_t *mask = materializeLanes<size>(f, in, o, n);
+  storeLanes<D>(f, in, f.lanePointers.data(), v, mask, n);
 }
 
 /// Lowers a tt.load or tt.store that FusionPlan matched.

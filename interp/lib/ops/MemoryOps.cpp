@@ -60,6 +60,13 @@ public:
     length = position_ - first;
     return true;
   }
+  /// Whether every lane is active (the active bits past n are clear).
+  bool allActive() const {
+    int64_t active = 0;
+    for (int64_t w = 0, words = (n_ + 63) / 64; w < words; ++w)
+      active += __builtin_popcountll(active_[w]);
+    return active == n_;
+  }
   /// Whether all n lanes (n > 0) are active and consecutive: one run.
   bool whole() const { return n_ > 0 && nextBit(cuts_, 1) == n_ && (active_[0] & 1); }
 
@@ -236,8 +243,7 @@ template <DType D, bool HasMask, bool HasOther> void advancedLoadKernel(Frame &f
   // is each run, and one translation serves them all. Where hazard tracking records reads,
   // each run is translated (and recorded) as itself.
   const LaunchMemory &mem = *f.memory;
-  if (known.oneTag && !mem.tracksReads(start[0]) &&
-      (!HasMask || !std::memchr(mask, 0, size_t(n))) &&
+  if (known.oneTag && !mem.tracksReads(start[0]) && runs.allActive() &&
       uint64_t(known.hi - known.lo) <= UINT32_MAX) {
     uint64_t lo = tagged::advance(pointerOf(0), known.lo);
     if (const uint8_t *h = mem.translate(lo, uint32_t(known.hi - known.lo))) {

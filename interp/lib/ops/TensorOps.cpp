@@ -369,6 +369,23 @@ std::optional<int64_t> pointeeSize(mlir::Type t) {
   return int64_t(byteSize(*d));
 }
 
+/// pick(std::integral_constant<unsigned, log2(bytes)>) for a pointee of 1, 2, 4 or 8 bytes (the
+/// shift that turns an element offset into bytes); null for any other size.
+template <class Pick> ExecFn byPointeeShift(std::optional<int64_t> bytes, Pick pick) {
+  switch (bytes.value_or(0)) {
+  case 1:
+    return pick(std::integral_constant<unsigned, 0>{});
+  case 2:
+    return pick(std::integral_constant<unsigned, 1>{});
+  case 4:
+    return pick(std::integral_constant<unsigned, 2>{});
+  case 8:
+    return pick(std::integral_constant<unsigned, 3>{});
+  default:
+    return nullptr;
+  }
+}
+
 /// The increment of an advanced pointer (Lowerer::AdvancedPointer): the loop's addptr of one
 /// offset for every lane adds the offset's bytes to the counter instead of to every lane.
 /// tagged::advance of a sum is the advances one after another (both wrap the address bits).
@@ -381,21 +398,10 @@ bool lowerAdvanceCounter(mlir::Operation *op, mlir::Value iterArg, Lowerer &L) {
   // Lane 0 of the offset is every lane's (the loop matched a splat); the scalar where the
   // splat is not materialised.
   SlotId offset = L.splatOf(op->getOperand(1)).value_or(L.use(op->getOperand(1)));
-  std::optional<int64_t> elem = pointeeSize(op->getResult(0).getType());
   ExecFn fn = visitInt(L.slot(offset).dtype, [&](auto tag) -> ExecFn {
-    constexpr DType D = decltype(tag)::value;
-    switch (elem.value_or(0)) {
-    case 1:
-      return &advanceCounterKernel<D, 0>;
-    case 2:
-      return &advanceCounterKernel<D, 1>;
-    case 4:
-      return &advanceCounterKernel<D, 2>;
-    case 8:
-      return &advanceCounterKernel<D, 3>;
-    default:
-      return nullptr;
-    }
+    return byPointeeShift(pointeeSize(op->getResult(0).getType()), [](auto shift) -> ExecFn {
+      return &advanceCounterKernel<decltype(tag)::value, decltype(shift)::value>;
+    });
   });
   if (!fn)
     return L.error(op, "only pointers to scalars are supported here");
@@ -417,21 +423,11 @@ bool lowerAddPtr(mlir::Operation *op, Lowerer &L) {
   std::optional<int64_t> elem = pointeeSize(op->getResult(0).getType());
   if (!elem)
     return L.error(op, "only pointers to scalars are supported here");
-  int64_t e = *elem;
   ExecFn fn = visitInt(L.slot(off).dtype, [&](auto tag) -> ExecFn {
-    constexpr DType D = decltype(tag)::value;
-    switch (e) {
-    case 1:
-      return pickSplatted<AddPtrKernelOf<D, 0>::template With>(sp, so);
-    case 2:
-      return pickSplatted<AddPtrKernelOf<D, 1>::template With>(sp, so);
-    case 4:
-      return pickSplatted<AddPtrKernelOf<D, 2>::template With>(sp, so);
-    case 8:
-      return pickSplatted<AddPtrKernelOf<D, 3>::template With>(sp, so);
-    default:
-      return nullptr;
-    }
+    return byPointeeShift(elem, [&](auto shift) -> ExecFn {
+      return pickSplatted<
+          AddPtrKernelOf<decltype(tag)::value, decltype(shift)::value>::template With>(sp, so);
+    });
   });
   if (!fn || (!so && L.slot(off).numel != L.slot(r).numel))
     return L.error(op, "offset must be an integer of the pointer's shape");

@@ -347,17 +347,19 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       region = take(lives[0]);
       if (!upgrade(*region, access, error))
         return false;
+    } else if (!writes(access) && allReadThrough && memory->hostAddressable()) {
+      // In place or not: memory no launch writes is read where it is, with no dirty map
+      // to keep and nothing to walk at write-back.
+      region = std::make_unique<Region>();
+      region->memory = memory;
+      region->adopt(span, ShadowState::ReadThrough);
+      for (Region *live : lives)
+        inherit(*region, *take(live));
     } else if (options_.inPlace) {
       // No copies: the caller's memory is the shadow; keep the dirty bytes.
       region = std::make_unique<Region>();
       region->memory = memory;
       region->adopt(span, ShadowState::InPlace);
-      for (Region *live : lives)
-        inherit(*region, *take(live));
-    } else if (!writes(access) && allReadThrough && memory->hostAddressable()) {
-      region = std::make_unique<Region>();
-      region->memory = memory;
-      region->adopt(span, ShadowState::ReadThrough);
       for (Region *live : lives)
         inherit(*region, *take(live));
     } else {
@@ -497,6 +499,11 @@ bool Session::upgrade(Region &region, Access access, std::string &error) {
   case ShadowState::ReadThrough:
     if (!writes(access))
       return true;
+    if (options_.inPlace) {
+      // The caller's bytes are the shadow from now on; nothing is copied.
+      region.adopt(region.range, ShadowState::InPlace);
+      return true;
+    }
     // Never written, so no dirty bytes to keep: a fresh shadow.
     region.allocate(region.range);
     break;

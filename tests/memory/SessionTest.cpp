@@ -431,6 +431,86 @@ TEST_CASE("a read argument bridging a read-in-place region and a dirty shadow co
     CHECK(buf[i] == (i == 8 ? 80 : i));
 }
 
+namespace {
+Session inPlaceSession() {
+  Session::Options options;
+  options.inPlace = true;
+  return Session(options);
+}
+} // namespace
+
+TEST_CASE("in place: a read argument is read where it is, a written one is written where it is") {
+  std::vector<int32_t> in = iota(8), out(8, -1);
+  Session session = inPlaceSession();
+  LaunchMemory m;
+  std::string error;
+  REQUIRE(session.prepare(
+              {with(arg("x", in, 0, 8), Access::Read), with(arg("y", out, 0, 8), Access::Write)},
+              m, error));
+  REQUIRE(session.regions().size() == 2);
+  auto regionOf = [&](uint32_t argument) -> const Region & {
+    for (const LaunchMemory::RegionInfo &r : m.regions())
+      if (std::count(r.arguments.begin(), r.arguments.end(), argument))
+        return *r.region;
+    FAIL("no region holds argument ", argument);
+    return *m.regions()[0].region;
+  };
+  const Region &read = regionOf(0), &written = regionOf(1);
+  // Read only: no dirty map to set, walk or clear, and loads may use the bytes directly.
+  CHECK(read.state() == ShadowState::ReadThrough);
+  CHECK_FALSE(read.writable());
+  CHECK(read.dirty.size() == 0);
+  CHECK(m.translateImmutable(pointerTo(m, 0, 2), 4) == hostAddress(in, 2));
+  CHECK(m.translateWritable(pointerTo(m, 0, 2), 4) == nullptr);
+  CHECK(written.state() == ShadowState::InPlace);
+  CHECK(m.translateForWrite(pointerTo(m, 1, 3), 4) == hostAddress(out, 3));
+  store(m, 1, 3, load(m, 0, 3) * 10);
+  CHECK(out[3] == 30); // at once, not at write-back
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesIn == 0);
+  CHECK(session.stats().bytesOut == 4);
+  CHECK(in == iota(8));
+  CHECK(out == std::vector<int32_t>{-1, -1, -1, 30, -1, -1, -1, -1});
+}
+
+TEST_CASE("in place: a read-in-place region that a later launch writes becomes the caller's bytes") {
+  std::vector<int32_t> buf = iota(8);
+  Session session = inPlaceSession();
+  std::string error;
+  LaunchMemory first, second;
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Read)}, first, error));
+  REQUIRE(session.regions()[0]->state() == ShadowState::ReadThrough);
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::ReadWrite)}, second, error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->state() == ShadowState::InPlace); // no shadow was made
+  CHECK(session.stats().bytesIn == 0);
+  store(second, 0, 6, load(second, 0, 6) + 54);
+  CHECK(buf[6] == 60);
+  CHECK(load(first, 0, 6) == 60); // the first launch's view sees it too: one copy of the bytes
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesOut == 4);
+  CHECK(buf == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 60, 7});
+}
+
+TEST_CASE("in place: a written argument overlapping a live read-in-place region merges in place") {
+  std::vector<int32_t> buf = iota(16);
+  Session session = inPlaceSession();
+  std::string error;
+  LaunchMemory first, second;
+  REQUIRE(session.prepare({with(arg("a", buf, 0, 8), Access::Read)}, first, error));
+  REQUIRE(session.prepare({with(arg("b", buf, 4, 8), Access::Write)}, second, error));
+  REQUIRE(session.regions().size() == 1);
+  CHECK(session.regions()[0]->range.size() == 48); // buf[0..12)
+  CHECK(session.regions()[0]->state() == ShadowState::InPlace);
+  store(second, 0, 0, 400); // b[0] is buf[4]
+  CHECK(buf[4] == 400);
+  REQUIRE(session.step(error));
+  CHECK(session.stats().bytesIn == 0);
+  CHECK(session.stats().bytesOut == 4);
+  for (int i = 0; i < 16; ++i)
+    CHECK(buf[i] == (i == 4 ? 400 : i));
+}
+
 TEST_CASE("default access is read-write: the region is copied in whole, as before") {
   CHECK(PointerArgument().access == Access::ReadWrite);
   std::vector<int32_t> buf = iota(8);

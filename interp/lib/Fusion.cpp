@@ -95,6 +95,25 @@ void pushOperandDefs(mlir::Operation *op, int depth, llvm::SmallVectorImpl<mlir:
 /// Where the mask sits: tt.load(ptr, mask, other), tt.store(ptr, value, mask).
 unsigned maskOperandOf(mlir::Operation *access) { return is(access, "tt.load") ? 1 : 2; }
 
+/// The op a fused store can run into its destination: the defining op of the stored
+/// value, if the store is its only use in the same block and it is an f32 add, sub, mul
+/// or div. Those cannot fault, write their result through the frame's storage (which the
+/// store points at its destination), and read only blocks of the frame or memory no
+/// launch writes, so their result never overlaps what they read; run later, at the store,
+/// they read the same operands (SSA values of the same block, unchanged in between).
+mlir::Operation *storeProducer(mlir::Operation *store) {
+  mlir::Value value = store->getOperand(1);
+  mlir::Operation *def = value.getDefiningOp();
+  if (!def || !value.hasOneUse() || def->getBlock() != store->getBlock() ||
+      def->getNumResults() != 1 || def->getNumRegions() != 0)
+    return nullptr;
+  if (!is(def, "arith.addf") && !is(def, "arith.subf") && !is(def, "arith.mulf") &&
+      !is(def, "arith.divf"))
+    return nullptr;
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(value.getType());
+  return type && type.getElementType().isF32() ? def : nullptr;
+}
+
 } // namespace
 
 void FusionPlan::analyze(mlir::Operation *function) {
@@ -123,6 +142,8 @@ void FusionPlan::analyze(mlir::Operation *function) {
     unsigned maskOperand = maskOperandOf(op);
     if (op->getNumOperands() > maskOperand && !matchBound(op->getOperand(maskOperand), *offsets, a))
       a.mask = op->getOperand(maskOperand);
+    if (store && (a.producer = storeProducer(op)))
+      forwarded_.insert(a.producer);
     accesses_[op] = a;
     chainOps.push_back(addptr);
     pushOperandDefs(addptr, 2, chainOps);

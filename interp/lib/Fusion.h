@@ -10,6 +10,11 @@
 // access are never emitted. A mask that other ops also read (a select, say)
 // is still computed from the scalars, as a range compare.
 //
+// A fused store of the only result of an f32 element-wise op (`y = x * w + b;
+// tt.store(..., y)`) also runs that op, at the store, with the destination as
+// its result: a whole block is computed straight into the shadow (or the
+// caller's memory, in place) instead of into a block that the store copies.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -43,6 +48,9 @@ struct ContiguousAccess {
   mlir::Value base;   ///< Scalar !tt.ptr<T>.
   RangeCompare range; ///< The offsets, and the mask when it is their compare.
   mlir::Value mask;   ///< The op's mask when `range.bound` does not express it (null: none).
+  /// A store's only-used-here f32 arith.addf/subf/mulf/divf value, lowered aside and run
+  /// by the store (FusionPlan::forwarded); null when none.
+  mlir::Operation *producer = nullptr;
 };
 
 // What a range compare computes, shared by the fused cmpi and the fused accesses.
@@ -86,11 +94,15 @@ public:
   }
   /// Ops whose every result is used only through fused accesses: not emitted.
   bool elided(mlir::Operation *op) const { return elided_.contains(op); }
+  /// Element-wise ops that the fused store of their result runs (ContiguousAccess::producer):
+  /// lowered, but emitted by the store instead of where they stand.
+  bool forwarded(mlir::Operation *op) const { return forwarded_.contains(op); }
 
 private:
   llvm::DenseMap<mlir::Operation *, ContiguousAccess> accesses_;
   llvm::DenseMap<mlir::Operation *, RangeCompare> compares_;
   llvm::DenseSet<mlir::Operation *> elided_;
+  llvm::DenseSet<mlir::Operation *> forwarded_;
 };
 
 } // namespace ttinterp::interp

@@ -241,7 +241,19 @@ bool Lowerer::lowerBlock(mlir::Block &block, Block &out,
                           : "this op is not supported by the interpreter");
       break;
     }
-    if (!fn(&op, *this)) {
+    // An op the fused store of its result runs is lowered aside (Fusion.h); should it
+    // lower to other than one instruction, it stays where it stands.
+    std::vector<Instr> aside;
+    bool forwarded = fusion_.forwarded(&op);
+    if (forwarded)
+      current_ = &aside;
+    bool lowered = fn(&op, *this);
+    current_ = &out.instrs;
+    if (forwarded && lowered && aside.size() == 1)
+      forwardedInstrs_[&op] = aside.front();
+    else
+      out.instrs.insert(out.instrs.end(), aside.begin(), aside.end());
+    if (!lowered) {
       ok = false;
       if (error_.empty())
         error(&op, "could not be lowered");

@@ -125,6 +125,12 @@ public:
   const ContiguousAccess *contiguousAccess(mlir::Operation *op) const {
     return fusion_.access(op);
   }
+  /// The instruction of an op that the fused store of its result runs (FusionPlan::forwarded),
+  /// lowered aside instead of emitted; null when it was emitted where it stands.
+  const Instr *forwardedInstr(mlir::Operation *producer) const {
+    auto it = forwardedInstrs_.find(producer);
+    return it == forwardedInstrs_.end() ? nullptr : &it->second;
+  }
   /// The fused form of an arith.cmpi (see Fusion.h), or null.
   const RangeCompare *rangeCompare(mlir::Operation *op) const { return fusion_.rangeCompare(op); }
 
@@ -173,6 +179,7 @@ private:
   llvm::DenseMap<mlir::Value, AdvancedPointer> advanced_;
   llvm::DenseMap<mlir::Operation *, mlir::Value> advancing_;
   llvm::DenseMap<mlir::Operation *, uint32_t> sites_;
+  llvm::DenseMap<mlir::Operation *, Instr> forwardedInstrs_;
   llvm::StringMap<uint32_t> functionIds_;
   std::vector<Instr> *current_ = nullptr;
   uint32_t currentFunction_ = 0;

@@ -399,10 +399,9 @@ template <DType D, bool HasOther> void fusedLoadKernel(Frame &f, const Instr &in
   loadLanes<D, HasOther>(f, in, f.lanePointers.data(), mask, other, r, n);
 }
 
-template <DType D> void fusedStoreKernel(Frame &f, const Instr &in) {
+template <DType D> void fusedStore(Frame &f, const Instr &in, const FusedOperands &o) {
   using T = Repr<D>;
   constexpr uint32_t size = uint32_t(byteSize(D));
-  const FusedOperands &o = *static_cast<const FusedOperands *>(in.data);
   const T *v = f.at<T>(in.operands[o.value]);
   int64_t n = f.slot(in.operands[o.value]).numel;
   const LaunchMemory &mem = *f.memory;
@@ -426,6 +425,45 @@ template <DType D> void fusedStoreKernel(Frame &f, const Instr &in) {
   storeLanes<D>(f, in, f.lanePointers.data(), v, mask, n);
 }
 
+template <DType D> void fusedStoreKernel(Frame &f, const Instr &in) {
+  fusedStore<D>(f, in, *static_cast<const FusedOperands *>(in.data));
+}
+
+/// A fused store that also runs the op defining its value (ContiguousAccess::producer).
+struct ForwardedStore {
+  FusedOperands operands;
+  Instr producer;
+};
+
+/// With every lane active and the destination one writable run, the producer writes its
+/// block straight into it: its result slot's storage points there while it runs. Otherwise
+/// (a masked tail, a fault to report, a misaligned view) it runs into its own block, which
+/// the store then copies, as unfused.
+template <DType D> void forwardedStoreKernel(Frame &f, const Instr &in) {
+  const ForwardedStore &s = *static_cast<const ForwardedStore *>(in.data);
+  const Instr &producer = s.producer;
+  if constexpr (sameLayout<D>()) {
+    constexpr uint32_t size = uint32_t(byteSize(D));
+    const int64_t n = producer.n;
+    uint64_t lane0;
+    int64_t active;
+    if (activePrefix<size>(f, in, s.operands, n, lane0, active) && active == n && n > 0 &&
+        tagged::address(lane0) % alignof(Repr<D>) == 0) {
+      // The host address keeps the caller's alignment (a shadow is placed so).
+      if (uint8_t *h = f.memory->translateForWrite(lane0, uint32_t(n * size))) {
+        const SlotId result = producer.results[0];
+        uint8_t *own = f.storage[result];
+        f.storage[result] = h;
+        producer.fn(f, producer);
+        f.storage[result] = own;
+        return;
+      }
+    }
+  }
+  producer.fn(f, producer);
+  fusedStore<D>(f, in, s.operands);
+}
+
 /// Lowers a tt.load or tt.store that FusionPlan matched.
 bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, Lowerer &L) {
   bool load = op->getName().getStringRef() == "tt.load";
@@ -447,10 +485,11 @@ bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, L
     o.value = add(op->getOperand(1));
   else if (op->getNumOperands() > 2)
     o.other = add(op->getOperand(2));
+  const Instr *producer = a.producer ? L.forwardedInstr(a.producer) : nullptr;
   ExecFn fn = visitAny(d, [&](auto tag) -> ExecFn {
     constexpr DType D = decltype(tag)::value;
     if (!load)
-      return &fusedStoreKernel<D>;
+      return producer ? &forwardedStoreKernel<D> : &fusedStoreKernel<D>;
     return o.other >= 0 ? &fusedLoadKernel<D, true> : &fusedLoadKernel<D, false>;
   });
   if (load) {
@@ -458,6 +497,8 @@ bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, L
     if (r == kNoSlot)
       return false;
     L.emit(op, fn, operands, {r}, L.keep(o));
+  } else if (producer) {
+    L.emit(op, fn, operands, {}, L.keep(ForwardedStore{o, *producer}));
   } else {
     L.emit(op, fn, operands, {}, L.keep(o));
   }

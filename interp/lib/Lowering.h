@@ -147,6 +147,8 @@ public:
   /// Appends an instruction to the block being lowered.
   void emit(mlir::Operation *op, ExecFn fn, llvm::ArrayRef<SlotId> operands,
             llvm::ArrayRef<SlotId> results, const void *data = nullptr);
+  /// Whether s holds constant bytes (written once per frame, never after).
+  bool isConstant(SlotId s) const { return constantSlots_.contains(s); }
   /// Fills a slot with constant bytes once per frame.
   void constant(SlotId s, std::vector<uint8_t> bytes) {
     program_.constants.push_back({s, std::move(bytes)});

@@ -4,7 +4,8 @@
 // of copying them (moveSlots). These kernels hit each case where handing over
 // would be wrong if done carelessly: arguments that rotate, one value yielded
 // twice, a constant defined in the body, and a load that reads the caller's
-// memory in place. Expected values are worked out by hand in each test.
+// memory in place; and arguments that start from a constant, which read it without
+// a copy. Expected values are worked out by hand in each test.
 //
 //===----------------------------------------------------------------------===//
 #include "Harness.h"
@@ -123,4 +124,68 @@ TEST_CASE("a loop argument given a load read in place is never written through")
                                  in, 4);
   CHECK(out == std::vector<int32_t>{10, 12, 14, 16});
   CHECK(in == std::vector<int32_t>{5, 6, 7, 8});
+}
+
+TEST_CASE("loop arguments started from a constant read it in place and never write it") {
+  // Every loop starts its accumulators from %zero, which they read without a copy
+  // (ForData::constantArgs). The inner loops are entered again each outer iteration; the
+  // empty one hands the constant itself on to the outer loop. x = in: inner = 2x, total
+  // = 3 * 2x, the empty loop's value 0, and %zero is still 0 at the end (0 + 1 = 1).
+  std::vector<int32_t> in = {1, 2, 3, 4};
+  std::vector<int32_t> out = run(R"(
+    %zero = arith.constant dense<0> : tensor<4xi32>
+    %ones = arith.constant dense<1> : tensor<4xi32>
+    %c2 = arith.constant 2 : i32
+    %c3 = arith.constant 3 : i32
+    %x = tt.load %inPtrs : tensor<4x!tt.ptr<i32>>
+    %r:3 = scf.for %j = %c0 to %c3 step %c1 iter_args(%total = %zero, %last = %zero, %none = %ones) -> (tensor<4xi32>, tensor<4xi32>, tensor<4xi32>) : i32 {
+      %inner = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %zero) -> (tensor<4xi32>) : i32 {
+        %a2 = arith.addi %acc, %x : tensor<4xi32>
+        scf.yield %a2 : tensor<4xi32>
+      }
+      %empty = scf.for %i = %c0 to %c0 step %c1 iter_args(%acc = %zero) -> (tensor<4xi32>) : i32 {
+        %a2 = arith.addi %acc, %x : tensor<4xi32>
+        scf.yield %a2 : tensor<4xi32>
+      }
+      %t = arith.addi %total, %inner : tensor<4xi32>
+      scf.yield %t, %inner, %empty : tensor<4xi32>, tensor<4xi32>, tensor<4xi32>
+    }
+    %four = arith.constant dense<4> : tensor<4xi32>
+    tt.store %outPtrs, %r#0 : tensor<4x!tt.ptr<i32>>
+    %p1 = tt.addptr %outPtrs, %four : tensor<4x!tt.ptr<i32>>, tensor<4xi32>
+    tt.store %p1, %r#1 : tensor<4x!tt.ptr<i32>>
+    %p2 = tt.addptr %p1, %four : tensor<4x!tt.ptr<i32>>, tensor<4xi32>
+    tt.store %p2, %r#2 : tensor<4x!tt.ptr<i32>>
+    %p3 = tt.addptr %p2, %four : tensor<4x!tt.ptr<i32>>, tensor<4xi32>
+    %z1 = arith.addi %zero, %ones : tensor<4xi32>
+    tt.store %p3, %z1 : tensor<4x!tt.ptr<i32>>
+)",
+                                 in, 16);
+  CHECK(out == std::vector<int32_t>{6, 12, 18, 24, 2, 4, 6, 8, 0, 0, 0, 0, 1, 1, 1, 1});
+}
+
+TEST_CASE("a loop argument started from a value its block defines again is a copy of it") {
+  // Only constants are read in place by a loop's arguments: %x is defined again every outer
+  // iteration, and the empty inner loop hands %x of iteration j on to iteration j + 1 as
+  // %o. Were %o the bytes of %x, it would read x_{j+1} there. With x_j = in + j:
+  // acc = (x_0 - 0) + (x_1 - x_0) + (x_2 - x_1) = in + 2.
+  std::vector<int32_t> in = {1, 2, 3, 4};
+  std::vector<int32_t> out = run(R"(
+    %zero = arith.constant dense<0> : tensor<4xi32>
+    %c3 = arith.constant 3 : i32
+    %l = tt.load %inPtrs : tensor<4x!tt.ptr<i32>>
+    %r:2 = scf.for %j = %c0 to %c3 step %c1 iter_args(%o = %zero, %acc = %zero) -> (tensor<4xi32>, tensor<4xi32>) : i32 {
+      %js = tt.splat %j : i32 -> tensor<4xi32>
+      %x = arith.addi %l, %js : tensor<4xi32>
+      %d = arith.subi %x, %o : tensor<4xi32>
+      %acc2 = arith.addi %acc, %d : tensor<4xi32>
+      %inner = scf.for %i = %c0 to %c0 step %c1 iter_args(%a = %x) -> (tensor<4xi32>) : i32 {
+        scf.yield %a : tensor<4xi32>
+      }
+      scf.yield %inner, %acc2 : tensor<4xi32>, tensor<4xi32>
+    }
+    tt.store %outPtrs, %r#1 : tensor<4x!tt.ptr<i32>>
+)",
+                                 in, 4);
+  CHECK(out == std::vector<int32_t>{3, 4, 5, 6});
 }

@@ -51,13 +51,21 @@ bool defineResults(mlir::Operation *op, Lowerer &L, std::vector<SlotId> &slots) 
 struct ForData {
   std::unique_ptr<Body> body;
   SlotId lower, upper, step, iv;
-  std::vector<SlotId> inits, iterArgs;
+  std::vector<SlotId> iterArgs;
+  std::vector<SlotId> inits, copiedArgs; ///< Initial values copied into their arguments.
+  /// Arguments whose initial value is a constant slot (`tl.zeros` accumulators), apart:
+  /// they read the constant's bytes instead of a copy. Nothing writes through an
+  /// argument's storage (copies and hand-overs go to its own buffer), and nothing writes a
+  /// constant slot after the frame is made.
+  std::vector<SlotId> constantInits, constantArgs;
   std::vector<SlotId> counters; ///< Of the loop's advanced pointers (Lowerer::AdvancedPointer).
 };
 
 void forKernel(Frame &f, const Instr &in) {
   const auto &d = *static_cast<const ForData *>(in.data);
-  copySlots(f, d.inits, d.iterArgs);
+  copySlots(f, d.inits, d.copiedArgs);
+  for (size_t i = 0; i < d.constantArgs.size(); ++i)
+    f.storage[d.constantArgs[i]] = f.storage[d.constantInits[i]];
   for (SlotId c : d.counters) {
     uint64_t *counter = f.at<uint64_t>(c);
     counter[0] = 0;               // bytes added to the starting pointers
@@ -138,16 +146,22 @@ bool lowerFor(mlir::Operation *op, Lowerer &L) {
   d.lower = L.use(op->getOperand(0));
   d.upper = L.use(op->getOperand(1));
   d.step = L.use(op->getOperand(2));
+  std::vector<SlotId> inits;
   for (unsigned i = 3; i < op->getNumOperands(); ++i)
-    d.inits.push_back(L.use(op->getOperand(i)));
+    inits.push_back(L.use(op->getOperand(i)));
   d.body = L.lowerRegion(op->getRegion(0), op);
   if (!d.body)
     return false;
   const Block &entry = d.body->blocks[0];
   d.iv = entry.arguments[0];
-  d.iterArgs.assign(entry.arguments.begin() + 1, entry.arguments.end());
-  for (unsigned i = 0; i < op->getNumResults(); ++i)
-    L.bind(op->getResult(i), d.iterArgs[i]);
+  for (size_t i = 0; i < inits.size(); ++i) {
+    SlotId arg = entry.arguments[i + 1];
+    d.iterArgs.push_back(arg);
+    L.bind(op->getResult(unsigned(i)), arg);
+    bool constant = L.isConstant(inits[i]);
+    (constant ? d.constantInits : d.inits).push_back(inits[i]);
+    (constant ? d.constantArgs : d.copiedArgs).push_back(arg);
+  }
   L.emit(op, &forKernel, {}, {}, L.keep(std::move(d)));
   return true;
 }

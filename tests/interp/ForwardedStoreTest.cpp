@@ -78,6 +78,16 @@ std::vector<interp::ArgumentValue> args(int64_t n, double s) {
   return {ptrArg(0), ptrArg(1), ptrArg(2), intArg(n), floatArg(s)};
 }
 
+/// One launch of a kernelText kernel over x, y and out, as n = `n` and s = `s`.
+LaunchResult launchOn(const LoadedKernel &k, std::vector<float> &x, std::vector<float> &y,
+                      std::vector<float> &out, int64_t n, double s, int64_t programs,
+                      unsigned threads = 1, uint64_t maxSteps = 0) {
+  return launch(*k.kernel,
+                {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
+                 pointer("out", viewOf(out, DType::F32))},
+                args(n, s), {programs, 1, 1}, threads, maxSteps);
+}
+
 } // namespace
 
 TEST_CASE("a fused store of an f32 op's only result runs the op: one instruction fewer") {
@@ -86,10 +96,7 @@ TEST_CASE("a fused store of an f32 op's only result runs the op: one instruction
   // itself. Were the add its own instruction, 8 steps would not be enough.
   LoadedKernel k = lowered(kernelText("arith.addf", "%xv", "%yv", false));
   std::vector<float> x = xs(16), y = ys(16), out(16, -1.0f);
-  LaunchResult r = launch(*k.kernel,
-                          {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
-                           pointer("out", viewOf(out, DType::F32))},
-                          args(16, 0), {2, 1, 1}, 1, /*maxSteps=*/8);
+  LaunchResult r = launchOn(k, x, y, out, 16, 0, 2, 1, /*maxSteps=*/8);
   REQUIRE(r.error.empty());
   REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
   for (size_t i = 0; i < 16; ++i)
@@ -119,11 +126,7 @@ TEST_CASE("forwarded stores give each op's IEEE result, with splats on either si
       CAPTURE(threads);
       LoadedKernel k = lowered(kernelText(c.op, c.lhs, c.rhs, false));
       std::vector<float> x = xs(32), y = ys(32), out(32, -1.0f);
-      LaunchResult r = launch(
-          *k.kernel,
-          {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
-           pointer("out", viewOf(out, DType::F32))},
-          args(32, s), {4, 1, 1}, threads);
+      LaunchResult r = launchOn(k, x, y, out, 32, s, 4, threads);
       REQUIRE(r.error.empty());
       REQUIRE_FALSE(r.fault);
       for (size_t i = 0; i < 32; ++i) {
@@ -137,10 +140,7 @@ TEST_CASE("a forwarded store's masked tail stores only the active lanes") {
   // n = 19 over 3 programs of 8: the last program has 3 active lanes (o = 16, 17, 18).
   LoadedKernel k = lowered(kernelText("arith.mulf", "%xv", "%yv", true));
   std::vector<float> x = xs(24), y = ys(24), out(24, -1.0f);
-  LaunchResult r = launch(*k.kernel,
-                          {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
-                           pointer("out", viewOf(out, DType::F32))},
-                          args(19, 0), {3, 1, 1});
+  LaunchResult r = launchOn(k, x, y, out, 19, 0, 3);
   REQUIRE(r.error.empty());
   REQUIRE_FALSE(r.fault);
   for (size_t i = 0; i < 24; ++i) {
@@ -154,10 +154,7 @@ TEST_CASE("a forwarded store out of bounds faults at its lane and writes nothing
   // out holds 12 elements; program 1's lanes 4..7 (elements 12..15) lie past it.
   LoadedKernel k = lowered(kernelText("arith.addf", "%xv", "%yv", false));
   std::vector<float> x = xs(16), y = ys(16), out(12, -1.0f);
-  LaunchResult r = launch(*k.kernel,
-                          {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
-                           pointer("out", viewOf(out, DType::F32))},
-                          args(16, 0), {2, 1, 1});
+  LaunchResult r = launchOn(k, x, y, out, 16, 0, 2);
   REQUIRE(r.error.empty());
   REQUIRE(r.fault);
   CHECK(r.fault->kind == "out_of_bounds");

@@ -1,5 +1,6 @@
 //===- Fusion.cpp - Matching splat/make_range/addptr/cmpi chains -----------===//
 #include "Fusion.h"
+#include "ops/ArithFunctors.h"
 
 #include "ttinterp/frontend/Dialect.h"
 
@@ -95,23 +96,43 @@ void pushOperandDefs(mlir::Operation *op, int depth, llvm::SmallVectorImpl<mlir:
 /// Where the mask sits: tt.load(ptr, mask, other), tt.store(ptr, value, mask).
 unsigned maskOperandOf(mlir::Operation *access) { return is(access, "tt.load") ? 1 : 2; }
 
+/// Whether `op` is one of the element-wise binary arith ops of ArithFunctors.h, which
+/// ArithOps.cpp lowers to binaryKernel (integer division is not among them).
+bool binaryElementwise(mlir::Operation *op) {
+#define TTINTERP_OP_NAME(NAME, FN) NAME,
+  // clang-format off
+  static const llvm::StringRef names[] = {
+      TTINTERP_COMMUTATIVE_INT_OPS(TTINTERP_OP_NAME)
+      TTINTERP_OTHER_INT_OPS(TTINTERP_OP_NAME)
+      TTINTERP_COMMUTATIVE_FLOAT_OPS(TTINTERP_OP_NAME)
+      TTINTERP_OTHER_FLOAT_OPS(TTINTERP_OP_NAME)
+  };
+  // clang-format on
+#undef TTINTERP_OP_NAME
+  llvm::StringRef name = op->getName().getStringRef();
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
 /// The op a fused store can run into its destination: the defining op of the stored
-/// value, if the store is its only use in the same block and it is an f32 add, sub, mul
-/// or div. Those cannot fault, write their result through the frame's storage (which the
-/// store points at its destination), and read only blocks of the frame or memory no
-/// launch writes, so their result never overlaps what they read; run later, at the store,
-/// they read the same operands (SSA values of the same block, unchanged in between).
+/// value, if the store is its only use in the same block and it is an element-wise binary
+/// op on a type whose blocks are laid out as memory (8- to 64-bit integers, f32, f64).
+/// Those cannot fault, write their result through the frame's storage (which the store
+/// points at its destination), and read only blocks of the frame or memory no launch
+/// writes, so their result never overlaps what they read; run later, at the store, they
+/// read the same operands (SSA values of the same block, unchanged in between).
 mlir::Operation *storeProducer(mlir::Operation *store) {
   mlir::Value value = store->getOperand(1);
   mlir::Operation *def = value.getDefiningOp();
   if (!def || !value.hasOneUse() || def->getBlock() != store->getBlock() ||
-      def->getNumResults() != 1 || def->getNumRegions() != 0)
-    return nullptr;
-  if (!is(def, "arith.addf") && !is(def, "arith.subf") && !is(def, "arith.mulf") &&
-      !is(def, "arith.divf"))
+      def->getNumResults() != 1 || def->getNumRegions() != 0 || !binaryElementwise(def))
     return nullptr;
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(value.getType());
-  return type && type.getElementType().isF32() ? def : nullptr;
+  if (!type)
+    return nullptr;
+  mlir::Type e = type.getElementType();
+  bool laidOutAsMemory = e.isF32() || e.isF64() || e.isInteger(8) || e.isInteger(16) ||
+                         e.isInteger(32) || e.isInteger(64);
+  return laidOutAsMemory ? def : nullptr;
 }
 
 } // namespace

@@ -10,7 +10,7 @@
 // access are never emitted. A mask that other ops also read (a select, say)
 // is still computed from the scalars, as a range compare.
 //
-// A fused store of the only result of an f32 element-wise op (`y = x * w + b;
+// A fused store of the only result of an element-wise binary op (`y = x * w + b;
 // tt.store(..., y)`) also runs that op, at the store, with the destination as
 // its result: a whole block is computed straight into the shadow (or the
 // caller's memory, in place) instead of into a block that the store copies.
@@ -48,8 +48,8 @@ struct ContiguousAccess {
   mlir::Value base;   ///< Scalar !tt.ptr<T>.
   RangeCompare range; ///< The offsets, and the mask when it is their compare.
   mlir::Value mask;   ///< The op's mask when `range.bound` does not express it (null: none).
-  /// A store's only-used-here f32 arith.addf/subf/mulf/divf value, lowered aside and run
-  /// by the store (FusionPlan::forwarded); null when none.
+  /// The element-wise binary op whose result only this store uses (Fusion.cpp's
+  /// storeProducer says which), lowered aside and run by the store; null when none.
   mlir::Operation *producer = nullptr;
 };
 

@@ -1,11 +1,12 @@
-//===- ForwardedStoreTest.cpp - A fused store that runs the f32 op defining its value ===//
+//===- ForwardedStoreTest.cpp - A fused store that runs the op defining its value -===//
 //
-// `tt.store(ptrs, x OP y)` where the store is fused (Fusion.h) and OP (f32 addf, subf,
-// mulf, divf) has no other use: the store runs OP with its block going straight to the
-// destination (the shadow, or the caller's memory in place). These kernels check that
-// results are what OP gives element by element (computed here with the same IEEE float
-// operation), that masked tails, faults, aliasing views, in-place mode and hazard tracking
-// behave as for any store, and that the op really is folded into the store.
+// `tt.store(ptrs, x OP y)` where the store is fused (Fusion.h) and OP (an element-wise
+// binary arith op on 8- to 64-bit integers, f32 or f64) has no other use: the store runs
+// OP with its block going straight to the destination (the shadow, or the caller's memory
+// in place). These kernels check that results are what OP gives element by element
+// (computed here with the same IEEE or wrapping operation), that masked tails, faults,
+// aliasing views, in-place mode and hazard tracking behave as for any store, and that the
+// op really is folded into the store.
 //
 //===----------------------------------------------------------------------===//
 #include "Harness.h"
@@ -20,14 +21,15 @@ using namespace ttinterp::test;
 namespace {
 
 /// Program p computes lanes i = 0..7 at offset 8p + i: out[o] = x[o] OP y[o] (or a splat of
-/// %s on one side), masked by o < n when `masked`.
-///   @k(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %out: !tt.ptr<f32>, %n: i32, %s: f32)
+/// %s on one side), masked by o < n when `masked`; elements of type T (f32 unless given).
+///   @k(%x: !tt.ptr<T>, %y: !tt.ptr<T>, %out: !tt.ptr<T>, %n: i32, %s: T)
 std::string kernelText(const std::string &op, const std::string &lhs, const std::string &rhs,
-                       bool masked) {
-  return subst(R"(
+                       bool masked, const std::string &type = "f32") {
+  return subst(
+      R"(
 #st = loc("k.py":9:4)
 module {
-  tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %out: !tt.ptr<f32>, %n: i32, %s: f32) {
+  tt.func public @k(%x: !tt.ptr<$T>, %y: !tt.ptr<$T>, %out: !tt.ptr<$T>, %n: i32, %s: $T) {
     %c8 = arith.constant 8 : i32
     %pid = tt.get_program_id x : i32
     %start = arith.muli %pid, %c8 : i32
@@ -36,22 +38,22 @@ module {
     %offs = arith.addi %ss, %r : tensor<8xi32>
     %ns = tt.splat %n : i32 -> tensor<8xi32>
     %m = arith.cmpi slt, %offs, %ns : tensor<8xi32>
-    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
-    %xp = tt.addptr %xb, %offs : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
-    %xv = tt.load %xp$MASK : tensor<8x!tt.ptr<f32>>
-    %yb = tt.splat %y : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
-    %yp = tt.addptr %yb, %offs : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
-    %yv = tt.load %yp$MASK : tensor<8x!tt.ptr<f32>>
-    %sv = tt.splat %s : f32 -> tensor<8xf32>
-    %v = $OP $LHS, $RHS : tensor<8xf32>
-    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
-    %op = tt.addptr %ob, %offs : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
-    tt.store %op, %v$MASK : tensor<8x!tt.ptr<f32>> loc(#st)
+    %xb = tt.splat %x : !tt.ptr<$T> -> tensor<8x!tt.ptr<$T>>
+    %xp = tt.addptr %xb, %offs : tensor<8x!tt.ptr<$T>>, tensor<8xi32>
+    %xv = tt.load %xp$MASK : tensor<8x!tt.ptr<$T>>
+    %yb = tt.splat %y : !tt.ptr<$T> -> tensor<8x!tt.ptr<$T>>
+    %yp = tt.addptr %yb, %offs : tensor<8x!tt.ptr<$T>>, tensor<8xi32>
+    %yv = tt.load %yp$MASK : tensor<8x!tt.ptr<$T>>
+    %sv = tt.splat %s : $T -> tensor<8x$T>
+    %v = $OP $LHS, $RHS : tensor<8x$T>
+    %ob = tt.splat %out : !tt.ptr<$T> -> tensor<8x!tt.ptr<$T>>
+    %op = tt.addptr %ob, %offs : tensor<8x!tt.ptr<$T>>, tensor<8xi32>
+    tt.store %op, %v$MASK : tensor<8x!tt.ptr<$T>> loc(#st)
     tt.return
   }
 }
 )",
-               {{"$OP", op}, {"$LHS", lhs}, {"$RHS", rhs}, {"$MASK", masked ? ", %m" : ""}});
+      {{"$OP", op}, {"$LHS", lhs}, {"$RHS", rhs}, {"$MASK", masked ? ", %m" : ""}, {"$T", type}});
 }
 
 LoadedKernel lowered(const std::string &ttir) {
@@ -134,6 +136,66 @@ TEST_CASE("forwarded stores give each op's IEEE result, with splats on either si
         CHECK(out[i] == c.want(x[i], y[i], s));
       }
     }
+}
+
+namespace {
+/// Runs kernelText(op, lhs, rhs, unmasked, type) over x and y (8 lanes per program) with
+/// %s = s, within `maxSteps` ops per program; returns out.
+template <class T>
+std::vector<T> runTyped(const std::string &op, const std::string &lhs, const std::string &rhs,
+                        const std::string &type, DType dtype, std::vector<T> x, std::vector<T> y,
+                        interp::ArgumentValue s, uint64_t maxSteps = 0) {
+  LoadedKernel k = lowered(kernelText(op, lhs, rhs, false, type));
+  std::vector<T> out(x.size(), T(-1));
+  LaunchResult r = launch(*k.kernel,
+                          {pointer("x", viewOf(x, dtype)), pointer("y", viewOf(y, dtype)),
+                           pointer("out", viewOf(out, dtype))},
+                          {ptrArg(0), ptrArg(1), ptrArg(2), intArg(int64_t(x.size())), s},
+                          {int64_t(x.size() / 8), 1, 1}, 1, maxSteps);
+  REQUIRE(r.error.empty());
+  REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+  return out;
+}
+} // namespace
+
+TEST_CASE("integer and f64 ops run in the store too, wrapping and rounding as they do alone") {
+  const size_t n = 16;
+  std::vector<int8_t> x8(n), y8(n, 0);
+  std::vector<int32_t> x32(n), y32(n);
+  std::vector<int64_t> x64(n), y64(n, int64_t(1) << 40);
+  std::vector<double> xd(n), yd(n, 3.0);
+  for (size_t i = 0; i < n; ++i) {
+    x8[i] = int8_t(uint8_t(i * 10));
+    x32[i] = int32_t(100000 + i);
+    y32[i] = int32_t(50000 - i);
+    x64[i] = int64_t(i + 1) << 30;
+    xd[i] = double(i + 1);
+  }
+  // i8: 100 + x wraps past 127.
+  std::vector<int8_t> sum8 =
+      runTyped<int8_t>("arith.addi", "%sv", "%xv", "i8", DType::I8, x8, y8, intArg(100));
+  // i32: the products pass 2^31 and wrap; 8 steps only if the muli runs in the store (as the
+  // f32 count above).
+  std::vector<int32_t> mul32 = runTyped<int32_t>("arith.muli", "%xv", "%yv", "i32", DType::I32, x32,
+                                                 y32, intArg(0), /*maxSteps=*/8);
+  std::vector<int32_t> xor32 = runTyped<int32_t>("arith.xori", "%xv", "%sv", "i32", DType::I32, x32,
+                                                 y32, intArg(0x5a5a5a5a));
+  std::vector<int32_t> sub32 =
+      runTyped<int32_t>("arith.subi", "%sv", "%xv", "i32", DType::I32, x32, y32, intArg(7));
+  // i64: x * 2^40 passes 2^63 from x = 2^23 on, and wraps.
+  std::vector<int64_t> mul64 =
+      runTyped<int64_t>("arith.muli", "%xv", "%yv", "i64", DType::I64, x64, y64, intArg(0));
+  std::vector<double> divd =
+      runTyped<double>("arith.divf", "%xv", "%yv", "f64", DType::F64, xd, yd, floatArg(0));
+  for (size_t i = 0; i < n; ++i) {
+    CAPTURE(i);
+    CHECK(sum8[i] == int8_t(uint8_t(uint8_t(x8[i]) + 100u)));
+    CHECK(mul32[i] == int32_t(uint32_t(x32[i]) * uint32_t(y32[i])));
+    CHECK(xor32[i] == (x32[i] ^ 0x5a5a5a5a));
+    CHECK(sub32[i] == 7 - x32[i]);
+    CHECK(mul64[i] == int64_t(uint64_t(x64[i]) * uint64_t(y64[i])));
+    CHECK(divd[i] == xd[i] / 3.0);
+  }
 }
 
 TEST_CASE("a forwarded store's masked tail stores only the active lanes") {

@@ -140,6 +140,7 @@ Kernel::Kernel(std::unique_ptr<Program> program) : program_(std::move(program)) 
 Kernel::~Kernel() = default;
 const std::string &Kernel::name() const { return program_->name; }
 const std::vector<Parameter> &Kernel::parameters() const { return program_->parameters; }
+size_t Kernel::frameBytes() const { return program_->arenaSize; }
 
 void Kernel::applyAccess(const std::vector<ArgumentValue> &arguments,
                          std::vector<PointerArgument> &pointers) const {

@@ -137,6 +137,8 @@ SlotId Lowerer::def(mlir::Value v, mlir::Operation *op) {
   }
   SlotId s = scratch(*d, shapeOf(t));
   values_[v] = s;
+  if (mlir::isa<mlir::OpResult>(v))
+    definedBy_[s] = v;
   return s;
 }
 
@@ -337,6 +339,7 @@ bool Lowerer::lowerFunction(mlir::Operation *op) {
   uint32_t index = uint32_t(program_.functions.size());
   functionIds_[fn.getName()] = index;
   program_.functions.push_back(nullptr);
+  functionOps_.push_back(op);
   currentFunction_ = index;
   function->body.site = site(op);
   fusion_.analyze(op);
@@ -355,22 +358,6 @@ bool Lowerer::lowerFunction(mlir::Operation *op) {
 //===----------------------------------------------------------------------===//
 // Kernel::lower
 //===----------------------------------------------------------------------===//
-
-/// Lays out the arena: each function's slots contiguously, so a recursive call
-/// can save and restore exactly its callee's section.
-static void layOutArena(Program &p) {
-  size_t offset = 0;
-  for (size_t f = 0; f < p.functions.size(); ++f) {
-    p.functions[f]->arenaBegin = offset;
-    for (Slot &s : p.slots)
-      if (s.function == f) {
-        s.offset = offset;
-        offset += (s.bytes() + 63) & ~size_t(63);
-      }
-    p.functions[f]->arenaEnd = offset;
-  }
-  p.arenaSize = offset;
-}
 
 std::unique_ptr<Kernel> Kernel::lower(mlir::FunctionOpInterface fn, std::string &error) {
   auto program = std::make_unique<Program>();
@@ -436,7 +423,7 @@ std::unique_ptr<Kernel> Kernel::lower(mlir::FunctionOpInterface fn, std::string 
     program->parameters.push_back(p);
     program->parameterSlots.push_back(s);
   }
-  layOutArena(*program);
+  layOutArena(*program, lowerer.sharableSlotLives());
   return std::unique_ptr<Kernel>(new Kernel(std::move(program)));
 }
 

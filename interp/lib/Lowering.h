@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ArenaLayout.h"
 #include "Fusion.h"
 #include "Program.h"
 
@@ -87,7 +88,10 @@ public:
   SlotId def(mlir::Value v, mlir::Operation *op);
   /// Lets `v` live in an existing slot (e.g. a loop's results share the
   /// slots of its iteration arguments).
-  void bind(mlir::Value v, SlotId s) { values_[v] = s; }
+  void bind(mlir::Value v, SlotId s) {
+    values_[v] = s;
+    boundSlots_.insert(s);
+  }
   /// A scratch slot, not tied to any value.
   SlotId scratch(DType dtype, std::vector<int64_t> shape);
   const Slot &slot(SlotId s) const { return program_.slots[s]; }
@@ -166,17 +170,25 @@ public:
 
   /// Lowers a whole function into program.functions (entry point).
   bool lowerFunction(mlir::Operation *fn);
+  /// After lowering: the slots that may share arena bytes, with their lives (ArenaLayout.cpp).
+  std::vector<SlotLife> sharableSlotLives() const;
 
 private:
   bool lowerBlock(mlir::Block &block, Block &out, const llvm::DenseMap<mlir::Block *, uint32_t> &ids);
   bool lowerTerminator(mlir::Operation *op, Block &out,
                        const llvm::DenseMap<mlir::Block *, uint32_t> &ids);
   bool lowerRegionInto(mlir::Region &region, Body &body);
+  /// The ops that read v, directly or through ops not emitted where they stand.
+  void collectReaders(mlir::Value v, llvm::SmallVectorImpl<mlir::Operation *> &readers,
+                      llvm::DenseSet<mlir::Operation *> &seen) const;
 
   Program &program_;
   FusionPlan fusion_;
   llvm::DenseMap<mlir::Value, SlotId> values_;
   llvm::DenseSet<SlotId> constantSlots_; ///< Written once per frame: never handed over.
+  llvm::DenseMap<SlotId, mlir::Value> definedBy_; ///< Slots made for an op's result (def).
+  llvm::DenseSet<SlotId> boundSlots_;             ///< Slots other values were bound to.
+  std::vector<mlir::Operation *> functionOps_;    ///< Per lowered function.
   llvm::DenseMap<mlir::Value, SlotId> splats_;
   llvm::DenseMap<mlir::Value, AdvancedPointer> advanced_;
   llvm::DenseMap<mlir::Operation *, mlir::Value> advancing_;

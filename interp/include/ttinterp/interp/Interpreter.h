@@ -98,6 +98,9 @@ public:
 
   const std::string &name() const;
   const std::vector<Parameter> &parameters() const;
+  /// Bytes of the frame that each thread running the kernel holds: a block for every
+  /// value, values whose lives do not overlap sharing bytes.
+  size_t frameBytes() const;
 
   /// Gives each pointer argument the access its parameters proved (the OR when
   /// several parameters share it), so that regions only read are read in place

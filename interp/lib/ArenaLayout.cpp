@@ -1,0 +1,156 @@
+//===- ArenaLayout.cpp - Slots share arena bytes when their lives do not overlap -===//
+//
+// A slot may share only when its whole life is an interval of its function's ops in
+// pre-order (an op's nested ops numbered right after it):
+//   - it is an op's result, defined in a region of one block: that block runs top to
+//     bottom, and when it runs again (a loop body) its values start over. (In a region
+//     of several blocks a branch back would revisit ops numbered before a use.)
+//   - its op has no regions: results of scf.if/for/while receive the buffers their
+//     regions hand over (moveSlots), which must never be bytes another slot uses;
+//   - no terminator yields, returns or branches with it (hand-overs again), it is not a
+//     constant (written once per frame), and no other value was bound to its slot.
+// It is alive from its op to the last op that reads it, where a read inside a nested
+// region counts as the whole op holding that region in the defining block (a loop reads
+// it in every iteration), and a read by an op that is not emitted where it stands counts
+// where its own results are read: ops whose results fused accesses take over (Fusion.h)
+// and the element-wise op a store runs (ContiguousAccess::producer) read their operands
+// at the store. Scalars never share: they are small, and fused accesses read them.
+//
+//===----------------------------------------------------------------------===//
+#include "ArenaLayout.h"
+
+#include "Lowering.h"
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/Region.h"
+
+#include <algorithm>
+
+namespace ttinterp::interp {
+
+namespace {
+/// Pre-order numbers of a function's ops: each op's own and the last of its subtree.
+struct OpNumbers {
+  llvm::DenseMap<mlir::Operation *, std::pair<uint64_t, uint64_t>> span;
+  uint64_t next = 0;
+
+  void number(mlir::Operation *op) {
+    uint64_t first = next++;
+    for (mlir::Region &region : op->getRegions())
+      for (mlir::Block &block : region)
+        for (mlir::Operation &nested : block)
+          number(&nested);
+    span[op] = {first, next - 1};
+  }
+};
+} // namespace
+
+void Lowerer::collectReaders(mlir::Value v, llvm::SmallVectorImpl<mlir::Operation *> &readers,
+                             llvm::DenseSet<mlir::Operation *> &seen) const {
+  for (mlir::Operation *user : v.getUsers()) {
+    if (!seen.insert(user).second)
+      continue;
+    readers.push_back(user);
+    // Not emitted where it stands (or its results not materialised): whatever reads its
+    // results reads, in effect, its operands too.
+    bool passesOn = fusion_.forwarded(user) || fusion_.elided(user);
+    for (mlir::Value r : user->getResults())
+      if (passesOn || !values_.count(r))
+        collectReaders(r, readers, seen);
+  }
+}
+
+std::vector<SlotLife> Lowerer::sharableSlotLives() const {
+  std::vector<SlotLife> lives;
+  for (mlir::Operation *fn : functionOps_) {
+    OpNumbers numbers;
+    numbers.number(fn);
+    llvm::DenseSet<SlotId> handedOver;
+    fn->walk([&](mlir::Operation *op) {
+      if (op->hasTrait<mlir::OpTrait::IsTerminator>())
+        for (mlir::Value v : op->getOperands())
+          if (auto it = values_.find(v); it != values_.end())
+            handedOver.insert(it->second);
+    });
+    for (SlotId s = 0; s < SlotId(program_.slots.size()); ++s) {
+      auto defined = definedBy_.find(s);
+      if (defined == definedBy_.end() || program_.slots[s].shape.empty())
+        continue;
+      mlir::Value v = defined->second;
+      mlir::Operation *def = v.getDefiningOp();
+      auto span = numbers.span.find(def);
+      if (span == numbers.span.end() || def->getNumRegions() != 0 ||
+          !def->getParentRegion()->hasOneBlock() || constantSlots_.contains(s) ||
+          boundSlots_.contains(s) || handedOver.contains(s))
+        continue;
+      SlotLife life{s, span->second.first, span->second.first};
+      llvm::SmallVector<mlir::Operation *> readers;
+      llvm::DenseSet<mlir::Operation *> seen;
+      collectReaders(v, readers, seen);
+      bool traced = true;
+      for (mlir::Operation *reader : readers) {
+        mlir::Operation *holder = def->getBlock()->findAncestorOpInBlock(*reader);
+        auto held = holder ? numbers.span.find(holder) : numbers.span.end();
+        if (held == numbers.span.end()) {
+          traced = false;
+          break;
+        }
+        life.last = std::max(life.last, held->second.second);
+      }
+      if (traced)
+        lives.push_back(life);
+    }
+  }
+  return lives;
+}
+
+void layOutArena(Program &p, std::vector<SlotLife> lives) {
+  std::vector<uint8_t> shares(p.slots.size(), 0);
+  for (const SlotLife &l : lives)
+    shares[l.slot] = 1;
+  std::stable_sort(lives.begin(), lives.end(),
+                   [](const SlotLife &a, const SlotLife &b) { return a.first < b.first; });
+  auto aligned = [](size_t bytes) { return (bytes + 63) & ~size_t(63); };
+  size_t offset = 0;
+  for (size_t f = 0; f < p.functions.size(); ++f) {
+    p.functions[f]->arenaBegin = offset;
+    for (size_t s = 0; s < p.slots.size(); ++s)
+      if (p.slots[s].function == f && !shares[s]) {
+        p.slots[s].offset = offset;
+        offset += aligned(p.slots[s].bytes());
+      }
+    // Packed by start: every slot still alive when one starts overlaps its life, so it
+    // takes the lowest gap between their bytes.
+    struct Placed {
+      uint64_t last;
+      size_t begin, end;
+    };
+    std::vector<Placed> alive;
+    size_t top = 0;
+    for (const SlotLife &l : lives) {
+      Slot &slot = p.slots[l.slot];
+      if (slot.function != f)
+        continue;
+      alive.erase(std::remove_if(alive.begin(), alive.end(),
+                                 [&](const Placed &q) { return q.last < l.first; }),
+                  alive.end());
+      std::sort(alive.begin(), alive.end(),
+                [](const Placed &a, const Placed &b) { return a.begin < b.begin; });
+      size_t size = aligned(slot.bytes()), at = 0;
+      for (const Placed &q : alive) {
+        if (at + size <= q.begin)
+          break;
+        at = std::max(at, q.end);
+      }
+      alive.push_back({l.last, at, at + size});
+      slot.offset = offset + at;
+      top = std::max(top, at + size);
+    }
+    offset += top;
+    p.functions[f]->arenaEnd = offset;
+  }
+  p.arenaSize = offset;
+}
+
+} // namespace ttinterp::interp

@@ -1,0 +1,150 @@
+//===- ArenaLayoutTest.cpp - Values whose lives do not overlap share frame bytes -===//
+//
+// Lowering packs the blocks of values whose lives are disjoint into the same bytes of the
+// frame (ArenaLayout.h). Sharing too eagerly gives wrong numbers, so besides the frame
+// shrinking, these kernels check the cases where a value is read later than its last
+// use in the op list says: inside a loop that runs again, and by an op that a fused
+// store runs at the store. Expected values are worked out here in plain C++.
+//
+//===----------------------------------------------------------------------===//
+#include "Harness.h"
+
+using namespace ttinterp;
+using namespace ttinterp::test;
+
+namespace {
+
+/// `@k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>)` over one program; $BODY sees %x4 (x[0..4)
+/// loaded), %ptrs (out + 0..4, a fused store's pointers), %base (out) and %range.
+std::string kernel(const std::string &body) {
+  return subst(R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %range = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<4x!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %range : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
+    %x4 = tt.load %xp : tensor<4x!tt.ptr<f32>>
+    %base = tt.splat %out : !tt.ptr<f32> -> tensor<4x!tt.ptr<f32>>
+    %ptrs = tt.addptr %base, %range : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
+$BODY
+    tt.return
+  }
+}
+)",
+               {{"$BODY", body}});
+}
+
+std::vector<float> run(const interp::Kernel &k, std::vector<float> x, size_t outSize) {
+  std::vector<float> out(outSize, -1.0f);
+  LaunchResult r =
+      launch(k, {pointer("x", viewOf(x, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+             {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+  REQUIRE_FALSE(r.fault);
+  REQUIRE(r.error.empty());
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a chain of element-wise ops needs a few blocks of frame, not one per value") {
+  // y = ((((x + 1) * 2) + 1) * 2 ...) twelve ops; each value dies at the next op, so two or
+  // three blocks of 1024 floats are alive at once, where one per value would be 12 x 4 KiB.
+  std::string chain;
+  std::string last = "%xv";
+  for (int i = 0; i < 12; ++i) {
+    std::string next = "%v" + std::to_string(i);
+    chain += "    " + next + (i % 2 ? " = arith.mulf " : " = arith.addf ") + last +
+             (i % 2 ? ", %two" : ", %one") + " : tensor<1024xf32>\n";
+    last = next;
+  }
+  LoadedKernel k = loadKernel(subst(R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %range = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %range : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
+    %xv = tt.load %xp : tensor<1024x!tt.ptr<f32>>
+    %c1 = arith.constant 1.0 : f32
+    %c2 = arith.constant 2.0 : f32
+    %one = tt.splat %c1 : f32 -> tensor<1024xf32>
+    %two = tt.splat %c2 : f32 -> tensor<1024xf32>
+$CHAIN
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %range : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
+    tt.store %op, $LAST : tensor<1024x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)",
+                                    {{"$CHAIN", chain}, {"$LAST", last}}));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  CHECK(k.kernel->frameBytes() < 5 * 4096);
+
+  std::vector<float> x(1024);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(i % 7) - 3.0f;
+  std::vector<float> out = run(*k.kernel, x, 1024);
+  for (size_t i = 0; i < x.size(); ++i) {
+    float v = x[i];
+    for (int op = 0; op < 12; ++op)
+      v = op % 2 ? v * 2.0f : v + 1.0f;
+    CHECK(out[i] == v);
+  }
+}
+
+TEST_CASE("a value a loop reads keeps its bytes through every iteration") {
+  // %a is last read by the first op of the body; the body's later values must not take its
+  // bytes, or the second iteration reads 9x^2 - 3x where it should read 2x.
+  LoadedKernel k = loadKernel(kernel(R"(
+    %a = arith.addf %x4, %x4 : tensor<4xf32>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c3 = arith.constant 3 : i32
+    %c4 = arith.constant 4 : i32
+    scf.for %i = %c0 to %c3 step %c1 : i32 {
+      %u = arith.addf %x4, %a : tensor<4xf32>
+      %w = arith.mulf %u, %u : tensor<4xf32>
+      %z = arith.subf %w, %u : tensor<4xf32>
+      %row = arith.muli %i, %c4 : i32
+      %rows = tt.splat %row : i32 -> tensor<4xi32>
+      %p = tt.addptr %ptrs, %rows : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
+      tt.store %p, %z : tensor<4x!tt.ptr<f32>>
+    }
+)"));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> x = {1, 2, 3, 4};
+  std::vector<float> out = run(*k.kernel, x, 12);
+  for (size_t r = 0; r < 3; ++r)
+    for (size_t i = 0; i < 4; ++i) {
+      float u = x[i] + (x[i] + x[i]);
+      CHECK(out[r * 4 + i] == u * u - u);
+    }
+}
+
+TEST_CASE("an op that a fused store runs reads its operands at the store") {
+  // %p = %a * %a is only used by the last store, which runs the mulf itself (Fusion.h):
+  // %a is read there, after %q and %r were made, so they must not take its bytes.
+  LoadedKernel k = loadKernel(kernel(R"(
+    %c1 = arith.constant 1.0 : f32
+    %c2 = arith.constant 2.0 : f32
+    %one = tt.splat %c1 : f32 -> tensor<4xf32>
+    %two = tt.splat %c2 : f32 -> tensor<4xf32>
+    %a = arith.addf %x4, %one : tensor<4xf32>
+    %p = arith.mulf %a, %a : tensor<4xf32>
+    %q = arith.addf %x4, %two : tensor<4xf32>
+    %r = arith.mulf %q, %q : tensor<4xf32>
+    %c4 = arith.constant 4 : i32
+    %fours = tt.splat %c4 : i32 -> tensor<4xi32>
+    %second = arith.addi %range, %fours : tensor<4xi32>
+    %p2 = tt.addptr %base, %second : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
+    tt.store %p2, %r : tensor<4x!tt.ptr<f32>>
+    tt.store %ptrs, %p : tensor<4x!tt.ptr<f32>>
+)"));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> x = {1, 2, 3, 4};
+  std::vector<float> out = run(*k.kernel, x, 8);
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(out[i] == (x[i] + 1) * (x[i] + 1));
+    CHECK(out[4 + i] == (x[i] + 2) * (x[i] + 2));
+  }
+}

@@ -185,6 +185,20 @@ template <DType D> bool readInPlace(Frame &f, const Instr &in, uint64_t lane0, i
 template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const Instr &in) {
   const uint64_t *p = f.at<uint64_t>(in.operands[0]);
   int64_t n = in.n;
+  if (n == 1) {
+    // A scalar (a row's parameter, a counter): nothing to gain from finding runs, and
+    // finding them cost more than the load.
+    Repr<D> *r = f.atHome<Repr<D>>(in.results[0]);
+    if (HasMask && !*f.at<uint8_t>(in.operands[1])) {
+      r[0] = HasOther ? *f.at<Repr<D>>(in.operands[2]) : Repr<D>(0);
+      return;
+    }
+    if (const uint8_t *h = f.memory->translateForRead(p[0], uint32_t(byteSize(D))))
+      r[0] = loadElement<D>(h);
+    else
+      reportAccessFault(f, in, p[0], uint32_t(byteSize(D)), 0, "load of");
+    return;
+  }
   LaneRunCursor runs(f, p, HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr, n, byteSize(D));
   if (runs.whole() && f.memory->immutable(p[0]) && readInPlace<D>(f, in, p[0], n))
     return;
@@ -271,6 +285,16 @@ void storeLanes(Frame &f, const Instr &in, const uint64_t *p, const Repr<D> *v, 
                 int64_t n) {
   constexpr uint32_t size = uint32_t(byteSize(D));
   const LaunchMemory &mem = *f.memory;
+  if (n == 1) {
+    // A scalar (a row's mean, a flag): one translation, no runs to find.
+    if (mask && !mask[0])
+      return;
+    if (uint8_t *h = mem.translateForWrite(p[0], size))
+      storeElement<D>(h, v[0]);
+    else
+      reportAccessFault(f, in, p[0], size, 0, "store to");
+    return;
+  }
   // Check every run first: a faulting store writes nothing.
   std::vector<std::pair<int64_t, int64_t>> &checked = f.runs;
   checked.clear();

@@ -40,23 +40,24 @@ PlanCache::Result PlanCache::get(const std::string &kernelHash, const std::vecto
       aliasing.canonical(), fmt::join(donors, " "),
       options.bounds == BoundsMode::Region ? "region" : "arg", options.inPlace, options.hazards,
       options.threads);
-  llvm::SHA256 sha;
-  sha.update(llvm::StringRef(canonical));
-  std::string key;
-  for (uint8_t b : sha.final())
-    key += fmt::format("{:02x}", b);
-
-  auto it = plans_.find(key);
+  // Looked up by the canonical text itself: exact, and a cached launch need not hash it.
+  auto it = plans_.find(canonical);
   if (it != plans_.end())
     return {it->second, true};
   auto plan = std::make_shared<LaunchPlan>();
-  plan->key = key;
+  llvm::SHA256 sha;
+  sha.update(llvm::StringRef(canonical));
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (uint8_t b : sha.final()) {
+    plan->key += kHex[b >> 4];
+    plan->key += kHex[b & 15];
+  }
   plan->canonical = std::move(canonical);
   plan->aliasing = std::move(aliasing);
   plan->donors = std::move(donors);
   plan->options = options;
   plan->serial = options.threads <= 1 || options.hazards;
-  plans_.emplace(key, plan);
+  plans_.emplace(plan->canonical, plan);
   return {plan, false};
 }
 

@@ -51,9 +51,7 @@ void streamingCopy(void *dst, const void *src, size_t size) {
 }
 
 /// Whether the pages under [p, p + size) are already in memory, judged by the first, middle
-/// and last. A fresh allocation (torch.empty) is not: each first touch faults in a zeroed
-/// page that is then in the cache, where a plain copy finds it and a streaming one would
-/// push it out and write the line again, so streaming only pays on pages already there.
+/// and last. A fresh allocation (torch.empty, a wrapper's output) is not.
 bool pagesPresent(const void *p, size_t size) {
 #if defined(__linux__)
   static const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
@@ -72,6 +70,24 @@ bool pagesPresent(const void *p, size_t size) {
 #endif
 }
 
+/// Faults in the pages under [p, p + size) for writing in one call, as the copy's first touch
+/// of each would, one trap per 4 KiB page: into a fresh 64 MiB allocation, a plain copy took
+/// 51-53 ms here and this call with a streaming copy 37-40. The pages at either end are only
+/// partly the copy's, but whole pages are in one mapping, writable as the copy's part of them
+/// is, and faulting them in changes no byte. False where the kernel cannot (before Linux 5.14).
+bool populateForWrite(void *p, size_t size) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+  static const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + size + page - 1) & ~(page - 1);
+  return madvise(reinterpret_cast<void *>(lo), hi - lo, MADV_POPULATE_WRITE) == 0;
+#else
+  (void)p;
+  (void)size;
+  return false;
+#endif
+}
+
 } // namespace
 
 bool HostMemory::read(uint64_t address, void *dst, size_t size, std::string &) {
@@ -82,7 +98,9 @@ bool HostMemory::read(uint64_t address, void *dst, size_t size, std::string &) {
 
 bool HostMemory::write(uint64_t address, const void *src, size_t size, std::string &) {
   void *dst = reinterpret_cast<void *>(static_cast<uintptr_t>(address));
-  if (size >= kStreamingCopy && pagesPresent(dst, size))
+  // Into pages not yet in memory a plain copy would fault each in (zeroed, then in the cache
+  // for it): they are faulted in first, all at once, and streamed into like any others.
+  if (size >= kStreamingCopy && (pagesPresent(dst, size) || populateForWrite(dst, size)))
     streamingCopy(dst, src, size);
   else if (size)
     std::memcpy(dst, src, size);

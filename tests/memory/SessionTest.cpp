@@ -825,21 +825,27 @@ TEST_CASE("a write-back in runs of megabytes writes the stored runs and keeps th
   CHECK(allRight);
 }
 
-TEST_CASE("a large copy into pages never touched (a fresh allocation) lands every byte") {
-  // Fresh anonymous pages are not in memory yet, so the copy takes the plain path
-  // (CallerMemory.cpp streams only into pages already there); the bytes must be the same.
+TEST_CASE("a large copy into pages never touched (a fresh allocation) lands every byte and keeps "
+          "the rest of its first and last pages") {
+  // The pages under a large copy that are not in memory yet are faulted in first, whole pages
+  // at once (CallerMemory.cpp): the copy's bytes must land, and the bytes that share its first
+  // and last pages must keep their values.
   const size_t mapped = size_t(3) << 20, offset = 100, length = (size_t(2) << 20) + 7;
   void *fresh = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   REQUIRE(fresh != MAP_FAILED);
+  auto *bytes = static_cast<uint8_t *>(fresh);
+  const size_t end = offset + length, lastPage = end & ~size_t(4095);
+  std::fill(bytes, bytes + offset, uint8_t(0x5A));                // the first page is in memory now
+  std::fill(bytes + end, bytes + lastPage + 4096, uint8_t(0xA5)); // and the last
   std::vector<uint8_t> src(length);
   for (size_t i = 0; i < length; ++i)
     src[i] = uint8_t(i * 37 + 1);
   std::string error;
-  auto *bytes = static_cast<uint8_t *>(fresh);
   REQUIRE(HostMemory::instance().write(reinterpret_cast<uint64_t>(bytes + offset), src.data(),
                                        length, error));
   CHECK(std::equal(src.begin(), src.end(), bytes + offset));
-  CHECK(std::all_of(bytes, bytes + offset, [](uint8_t b) { return b == 0; }));
-  CHECK(std::all_of(bytes + offset + length, bytes + mapped, [](uint8_t b) { return b == 0; }));
+  CHECK(std::all_of(bytes, bytes + offset, [](uint8_t b) { return b == 0x5A; }));
+  CHECK(std::all_of(bytes + end, bytes + lastPage + 4096, [](uint8_t b) { return b == 0xA5; }));
+  CHECK(std::all_of(bytes + lastPage + 4096, bytes + mapped, [](uint8_t b) { return b == 0; }));
   munmap(fresh, mapped);
 }

@@ -63,7 +63,13 @@ void Lowerer::collectReaders(mlir::Value v, llvm::SmallVectorImpl<mlir::Operatio
 
 std::vector<SlotLife> Lowerer::sharableSlotLives() const {
   std::vector<SlotLife> lives;
-  for (mlir::Operation *fn : functionOps_) {
+  std::vector<std::vector<SlotId>> slotsOf(functionOps_.size());
+  for (SlotId s = 0; s < SlotId(program_.slots.size()); ++s)
+    if (definedBy_.count(s) && !program_.slots[s].shape.empty() &&
+        program_.slots[s].function < slotsOf.size())
+      slotsOf[program_.slots[s].function].push_back(s);
+  for (size_t f = 0; f < functionOps_.size(); ++f) {
+    mlir::Operation *fn = functionOps_[f];
     OpNumbers numbers;
     numbers.number(fn);
     llvm::DenseSet<SlotId> handedOver;
@@ -73,11 +79,8 @@ std::vector<SlotLife> Lowerer::sharableSlotLives() const {
           if (auto it = values_.find(v); it != values_.end())
             handedOver.insert(it->second);
     });
-    for (SlotId s = 0; s < SlotId(program_.slots.size()); ++s) {
-      auto defined = definedBy_.find(s);
-      if (defined == definedBy_.end() || program_.slots[s].shape.empty())
-        continue;
-      mlir::Value v = defined->second;
+    for (SlotId s : slotsOf[f]) {
+      mlir::Value v = definedBy_.lookup(s);
       mlir::Operation *def = v.getDefiningOp();
       auto span = numbers.span.find(def);
       if (span == numbers.span.end() || def->getNumRegions() != 0 ||
@@ -106,20 +109,29 @@ std::vector<SlotLife> Lowerer::sharableSlotLives() const {
 }
 
 void layOutArena(Program &p, std::vector<SlotLife> lives) {
+  const size_t functions = p.functions.size();
   std::vector<uint8_t> shares(p.slots.size(), 0);
   for (const SlotLife &l : lives)
     shares[l.slot] = 1;
+  // Each function's own slots and its sharing ones (by start), gathered once.
+  std::vector<std::vector<SlotId>> own(functions);
+  for (SlotId s = 0; s < SlotId(p.slots.size()); ++s)
+    if (!shares[s])
+      own[p.slots[s].function].push_back(s);
   std::stable_sort(lives.begin(), lives.end(),
                    [](const SlotLife &a, const SlotLife &b) { return a.first < b.first; });
+  std::vector<std::vector<SlotLife>> sharing(functions);
+  for (const SlotLife &l : lives)
+    sharing[p.slots[l.slot].function].push_back(l);
+
   auto aligned = [](size_t bytes) { return (bytes + 63) & ~size_t(63); };
   size_t offset = 0;
-  for (size_t f = 0; f < p.functions.size(); ++f) {
+  for (size_t f = 0; f < functions; ++f) {
     p.functions[f]->arenaBegin = offset;
-    for (size_t s = 0; s < p.slots.size(); ++s)
-      if (p.slots[s].function == f && !shares[s]) {
-        p.slots[s].offset = offset;
-        offset += aligned(p.slots[s].bytes());
-      }
+    for (SlotId s : own[f]) {
+      p.slots[s].offset = offset;
+      offset += aligned(p.slots[s].bytes());
+    }
     // Packed by start: every slot still alive when one starts overlaps its life, so it
     // takes the lowest gap between their bytes.
     struct Placed {
@@ -128,10 +140,8 @@ void layOutArena(Program &p, std::vector<SlotLife> lives) {
     };
     std::vector<Placed> alive;
     size_t top = 0;
-    for (const SlotLife &l : lives) {
+    for (const SlotLife &l : sharing[f]) {
       Slot &slot = p.slots[l.slot];
-      if (slot.function != f)
-        continue;
       alive.erase(std::remove_if(alive.begin(), alive.end(),
                                  [&](const Placed &q) { return q.last < l.first; }),
                   alive.end());

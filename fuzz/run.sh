@@ -30,7 +30,7 @@ fi
 SECONDS=0
 if [[ ! -f $build_dir/build.ninja ]]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" -DTTINTERP_FUZZ=ON -DTTINTERP_BUILD_TESTS=OFF \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DTTINTERP_FUZZ=ON -DTTINTERP_BUILD_TESTS=OFF \
     -DTTINTERP_BUILD_BENCH=OFF >/dev/null
 fi
 cmake --build "$build_dir" --target fuzz -j "${FUZZ_JOBS:-$(nproc)}"

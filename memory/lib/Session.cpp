@@ -117,21 +117,49 @@ const char *shadowStateName(ShadowState s) {
     return "read in place (no shadow)";
   case ShadowState::InPlace:
     return "in place";
+  case ShadowState::FreshPages:
+    return "in place (fresh pages, rolled back on a fault)";
   }
   return "?";
 }
 
-void Region::allocate(ByteRange r) {
-  range = r;
-  state_ = ShadowState::WrittenOnly;
-  size_t size = r.hi - r.lo;
+void Region::placeShadow(size_t size) {
   // Up to 63 bytes to reach a 64-byte boundary plus up to 63 to match the
   // caller's alignment.
   storage_ = acquireHostBlock(size + 128);
   uintptr_t base = reinterpret_cast<uintptr_t>(storage_.get());
   uintptr_t aligned = (base + 63) & ~uintptr_t(63);
-  shadow_ = reinterpret_cast<uint8_t *>(aligned + (r.lo & 63));
-  dirty.resize(size);
+  shadow_ = reinterpret_cast<uint8_t *>(aligned + (range.lo & 63));
+}
+
+void Region::allocate(ByteRange r) {
+  range = r;
+  state_ = ShadowState::WrittenOnly;
+  placeShadow(r.hi - r.lo);
+  dirty.resize(r.hi - r.lo);
+}
+
+void Region::adoptFresh(ByteRange r, FreshUndo undo) {
+  adopt(r, ShadowState::InPlace); // the caller's bytes, with a dirty map
+  state_ = ShadowState::FreshPages;
+  fresh_ = std::move(undo);
+}
+
+void Region::moveIntoShadow() {
+  if (state_ != ShadowState::FreshPages)
+    return;
+  size_t size = range.hi - range.lo;
+  placeShadow(size);
+  // Written bytes hold the launches' values, the rest what the caller had: a full mirror.
+  std::memcpy(shadow_, reinterpret_cast<const void *>(static_cast<uintptr_t>(range.lo)), size);
+  rollBackFreshPages(*fresh_);
+  fresh_.reset();
+  state_ = ShadowState::Full;
+}
+
+Region::~Region() {
+  if (fresh_)
+    rollBackFreshPages(*fresh_);
 }
 
 void Region::adopt(ByteRange r, ShadowState state) {
@@ -362,6 +390,14 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       region->adopt(span, ShadowState::InPlace);
       for (Region *live : lives)
         inherit(*region, *take(live));
+    } else if (std::optional<FreshUndo> fresh; lives.empty() && writes(access) &&
+                                               memory == &HostMemory::instance() &&
+                                               (fresh = claimFreshPages(span))) {
+      // Pages nothing has touched (a wrapper's fresh output): written where they are, and
+      // put back if the writes are dropped, so no shadow and no write-back copy.
+      region = std::make_unique<Region>();
+      region->memory = memory;
+      region->adoptFresh(span, std::move(*fresh));
     } else {
       region = std::make_unique<Region>();
       region->memory = memory;
@@ -373,6 +409,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       for (Region *live : lives) {
         if (cursor < live->range.lo)
           unfilled.push_back({cursor, live->range.lo});
+        // (A FreshPages region's pages are put back when it is dropped, after this copy.)
         if (live->state() != ShadowState::ReadThrough)
           std::memcpy(region->shadow() + (live->range.lo - span.lo), live->shadow(),
                       live->range.hi - live->range.lo);
@@ -495,6 +532,7 @@ bool Session::upgrade(Region &region, Access access, std::string &error) {
   switch (region.state()) {
   case ShadowState::Full:
   case ShadowState::InPlace:
+  case ShadowState::FreshPages: // the caller's bytes, with the writes made so far
     return true;
   case ShadowState::ReadThrough:
     if (!writes(access))
@@ -546,9 +584,14 @@ bool Session::writeBack(Region &region, ByteRange range, std::string &error) {
 bool Session::sync(CallerMemory &memory, const std::vector<ByteRange> &ranges, std::string &error) {
   for (auto &region : regions_)
     if (region->memory == &memory)
-      for (const ByteRange &r : ranges)
+      for (const ByteRange &r : ranges) {
+        // Synced bytes are final, but a fault before the step would roll back the fresh
+        // pages under them: the region's other writes go on waiting in a shadow.
+        if (region->state() == ShadowState::FreshPages && r.overlaps(region->range))
+          region->moveIntoShadow();
         if (!writeBack(*region, r, error))
           return false;
+      }
   return true;
 }
 
@@ -560,12 +603,16 @@ bool Session::step(std::string &error) {
         continue;
       uint64_t lo = std::max(d.range.lo, region->range.lo);
       uint64_t hi = std::min(d.range.hi, region->range.hi);
-      if (lo < hi && region->writable())
+      if (lo < hi && region->writable()) {
+        region->moveIntoShadow(); // donated bytes written in place must be put back
         region->dirty.clear(lo - region->range.lo, hi - lo);
+      }
     }
-  for (auto &region : regions_)
+  for (auto &region : regions_) {
     if (!writeBack(*region, region->range, error))
       return false;
+    region->commit();
+  }
   regions_.clear();
   releasedDonations_.insert(releasedDonations_.end(), pendingDonations_.begin(),
                             pendingDonations_.end());
@@ -580,6 +627,7 @@ const Session::Donation *Session::released(const CallerMemory &memory, ByteRange
   return nullptr;
 }
 
+// Dropping the regions drops their pending writes: shadows freed, fresh pages rolled back.
 void Session::abandon() { regions_.clear(); }
 
 uint64_t Session::pendingBytes(const CallerMemory &memory, ByteRange range) const {

@@ -256,3 +256,29 @@ def test_an_atomic_and_a_plain_store_of_another_program_race():
     h = info.value.hazards[0]
     assert h.kind == "write-after-write"
     assert (h.first_op, h.second_op) == ("tt.atomic_rmw", "tt.store")
+
+
+@pytest.mark.parametrize("sharing", ["private", "shared"])
+def test_output_in_memory_never_touched_is_right_and_a_fault_leaves_it_zero(sharing):
+    # A wrapper's fresh output (torch.empty, np.empty of megabytes) is pages nothing has touched;
+    # private ones are written in place and discarded on a fault, shared ones get a shadow.
+    # Either way the results, and the bytes after a fault, are the same.
+    import mmap
+    n, offset = (1 << 20) + 5, 100
+    flags = mmap.MAP_ANONYMOUS | (mmap.MAP_PRIVATE if sharing == "private" else mmap.MAP_SHARED)
+    x = np.arange(n, dtype=np.float32)
+    for faulting in (False, True):
+        memory = mmap.mmap(-1, offset + 4 * n + 4096, flags=flags)
+        out = np.frombuffer(memory, dtype=np.float32, count=n, offset=offset)
+        idx = np.arange(n, dtype=np.int32)
+        if faulting:
+            idx[n - 2] = 1 << 30  # the last program reads far past x, after every other stored
+            with pytest.raises(ttinterp.KernelFault) as info:
+                gather_write[(triton.cdiv(n, 4096), )](x, idx, out, n, BLOCK=4096)
+            assert info.value.program == (n // 4096, 0, 0)
+            np.testing.assert_array_equal(out, np.zeros(n, dtype=np.float32))
+        else:
+            gather_write[(triton.cdiv(n, 4096), )](x, idx, out, n, BLOCK=4096)
+            np.testing.assert_array_equal(out, x)
+        assert memory[:offset] == bytes(offset)  # the bytes around it were not touched
+        assert memory[offset + 4 * n:] == bytes(len(memory) - offset - 4 * n)

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "ttinterp/memory/CallerMemory.h"
+#include "ttinterp/memory/FreshPages.h"
 #include "ttinterp/memory/Hazards.h"
 #include "ttinterp/memory/HostBlocks.h"
 #include "ttinterp/memory/View.h"
@@ -119,6 +120,8 @@ enum class ShadowState : uint8_t {
   ReadThrough, ///< No shadow and no dirty map: no launch has written it, so
                ///< kernels read the caller's host bytes in place.
   InPlace,     ///< In-place mode: the caller's memory is read and written.
+  FreshPages,  ///< The caller's fresh pages (FreshPages.h) are read and written, and are
+               ///< rolled back if the region is dropped before a step commits it.
 };
 const char *shadowStateName(ShadowState s);
 
@@ -136,16 +139,38 @@ struct Region {
   void allocate(ByteRange r);
   /// The caller's own host bytes stand in for the shadow (ReadThrough or InPlace).
   void adopt(ByteRange r, ShadowState state);
+  /// The caller's fresh pages stand in for the shadow (state FreshPages); `undo` puts them
+  /// back unless commit() is called first.
+  void adoptFresh(ByteRange r, FreshUndo undo);
+  /// Moves the bytes of a FreshPages region into a shadow of its own (state Full) and rolls
+  /// the caller's pages back: for when its writes must wait for a write-back after all (a
+  /// partial sync, a donation, a merge with a larger region).
+  void moveIntoShadow();
+  /// Makes the writes made in place final (a step); a no-op for other states.
+  void commit() { fresh_.reset(); }
+  Region() = default;
+  Region(const Region &) = delete;
+  Region &operator=(const Region &) = delete;
+  /// A FreshPages region not committed puts the caller's pages back, as dropping a shadow
+  /// drops the writes it holds.
+  ~Region();
   ShadowState state() const { return state_; }
-  bool inPlace() const { return state_ == ShadowState::InPlace; }
+  /// Whether the shadow is the caller's memory itself (nothing to copy at write-back).
+  bool inPlace() const {
+    return state_ == ShadowState::InPlace || state_ == ShadowState::FreshPages;
+  }
   /// Whether launches may store into it (ReadThrough regions are never written).
   bool writable() const { return state_ != ShadowState::ReadThrough; }
   void markFull() { state_ = ShadowState::Full; }
 
 private:
+  /// Where the shadow of a region of `size` bytes goes in storage_ (allocated here).
+  void placeShadow(size_t size);
+
   ShadowState state_ = ShadowState::WrittenOnly;
   HostBlock storage_;
   uint8_t *shadow_ = nullptr;
+  std::optional<FreshUndo> fresh_; ///< Set while a FreshPages region is not committed.
 };
 
 /// Bytes moved between caller memory and shadows.
@@ -348,6 +373,8 @@ public:
   };
   Session() = default;
   explicit Session(Options options) : options_(options) {}
+  /// Pending writes are dropped, as abandon() drops them.
+  ~Session() { abandon(); }
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 

@@ -14,7 +14,8 @@ and the per-launch cost of a tiny cached launch (one program, a 1024-element vec
 
 Every engine's result is checked against torch (allclose) before it is timed: a wrong answer is
 never timed. Each timed call is one call of the user-level function, as the tutorials' own
-benchmarks time it (the Triton wrappers allocate their outputs, as torch eager does). Rounds are
+benchmarks time it (the Triton wrappers allocate their outputs, as torch eager does), right after an
+untimed 25 ms of calls of the same engine, so that the engine before it has left the cores. Rounds are
 interleaved across engines, in a rotating order, so that the shared machine's drift hits all alike;
 the tables give medians over rounds, and speedups/ratios are medians of each round's own ratio.
 
@@ -563,6 +564,14 @@ def main(argv=None) -> int:
                         continue
                     context, fn = local_engines[engine](w)
                     with context:
+                        # Untimed calls first, for at least 25 ms: the engine timed before may
+                        # still hold the cores (torch's OpenMP workers spin for about 10 ms
+                        # after each op, which made a 2-thread launch right after one 2-3x
+                        # slower), and sleeping instead lets idle cores doze off (also slower).
+                        settled = time.perf_counter() + 0.025
+                        fn()
+                        while time.perf_counter() < settled:
+                            fn()
                         samples[kernel][engine][r] = time_call(fn)
             print(f"bench_backend: round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
 

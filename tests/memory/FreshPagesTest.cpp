@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -19,18 +21,22 @@ constexpr size_t kPage = 4096;
 /// A mapping of its own, as a fresh torch.empty of this size gets from glibc. The buffer
 /// starts 100 bytes into its first page and ends 7 bytes into a page, so both of its end pages
 /// are shared with bytes that are not its own; those are filled (and so in memory) and must
-/// keep their values.
+/// keep their values. The mapping starts on a 2 MiB boundary, so the buffer holds one whole
+/// huge page ([2 MiB, 4 MiB)) wherever the system maps it.
 struct FreshBuffer {
-  static constexpr size_t kMapped = size_t(4) << 20, kOffset = 100, kLength = (size_t(3) << 20) + 7;
-  uint8_t *base = nullptr;
+  static constexpr size_t kMapped = size_t(8) << 20, kOffset = 100, kLength = (size_t(5) << 20) + 7;
+  static constexpr size_t kHuge = size_t(2) << 20;
+  uint8_t *mapping = nullptr, *base = nullptr;
   explicit FreshBuffer(int sharing = MAP_PRIVATE) {
-    void *m = mmap(nullptr, kMapped, PROT_READ | PROT_WRITE, sharing | MAP_ANONYMOUS, -1, 0);
+    void *m =
+        mmap(nullptr, kMapped + kHuge, PROT_READ | PROT_WRITE, sharing | MAP_ANONYMOUS, -1, 0);
     REQUIRE(m != MAP_FAILED);
-    base = static_cast<uint8_t *>(m);
+    mapping = static_cast<uint8_t *>(m);
+    base = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(m) + kHuge - 1) & ~(kHuge - 1));
     std::fill(base, data(), uint8_t(0x5A));
     std::fill(data() + kLength, base + lastPageEnd(), uint8_t(0xA5));
   }
-  ~FreshBuffer() { munmap(base, kMapped); }
+  ~FreshBuffer() { munmap(mapping, kMapped + kHuge); }
   uint8_t *data() const { return base + kOffset; }
   size_t lastPageEnd() const { return (kOffset + kLength + kPage - 1) & ~(kPage - 1); }
   uint64_t address() const { return reinterpret_cast<uint64_t>(data()); }
@@ -70,6 +76,27 @@ void storePattern(const LaunchMemory &m, size_t argument, size_t lo, size_t hi) 
     host[i - lo] = pattern(i);
 }
 
+/// The VmFlags line of /proc/self/smaps for the mapping holding `p` ("" if none).
+std::string mappingFlags(const void *p) {
+  FILE *smaps = std::fopen("/proc/self/smaps", "r");
+  if (!smaps)
+    return "";
+  char line[512];
+  bool inside = false;
+  std::string flags;
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  while (std::fgets(line, sizeof line, smaps)) {
+    unsigned long long lo = 0, hi = 0;
+    if (std::sscanf(line, "%llx-%llx ", &lo, &hi) == 2 &&
+        std::strchr(line, '-') < std::strchr(line, ' '))
+      inside = at >= lo && at < hi;
+    else if (inside && std::strncmp(line, "VmFlags:", 8) == 0)
+      flags = line;
+  }
+  std::fclose(smaps);
+  return flags;
+}
+
 bool resident(const void *p) {
   unsigned char in = 0;
   uintptr_t page = reinterpret_cast<uintptr_t>(p) & ~uintptr_t(kPage - 1);
@@ -88,6 +115,11 @@ TEST_CASE("a written argument on fresh pages is written where it is, and a step 
   CHECK(session.regions()[0]->state() == ShadowState::FreshPages);
   // No shadow: the launch's pointer translates to the caller's own byte.
   CHECK(m.translate(m.argumentPointer(0), 1) == out.data());
+  // Huge pages were asked for only while the pages were faulted in: the caller's mapping is
+  // left not asking for them ("hg"), so it faults later as it did before.
+  std::string flags = mappingFlags(out.base + (size_t(3) << 20));
+  CHECK(flags.find("VmFlags:") == 0);
+  CHECK(flags.find(" hg") == std::string::npos);
   storePattern(m, 0, 0, out.kLength);
   REQUIRE(session.step(error));
   CHECK(out.holds(0, out.kLength, pattern));

@@ -149,3 +149,19 @@ TEST_CASE("bit counts and extended multiplies") {
   CHECK(ext[18] == 0); // 2^31 * 2^31 = 2^62: low 0, high 2^30
   CHECK(ext[19] == 1 << 30);
 }
+
+TEST_CASE("a dense constant of pointers is a lowering error naming the op, not a crash") {
+  // Found by fuzz_ttir (fuzz/regressions/ttir/dense-constant-of-pointer-elements.ttir): MLIR
+  // parses the attribute, but its elements have no number's storage to read.
+  std::string error = loweringError(
+      storeKernel("i64", "    %p = arith.constant dense<16> : tensor<8x!tt.ptr<f32>>\n"
+                         "    %r = tt.ptr_to_int %p : tensor<8x!tt.ptr<f32>> -> tensor<8xi64>"));
+  CHECK(error.find("'arith.constant': dense constants of element type !tt.ptr<f32> are not "
+                   "supported") != std::string::npos);
+  // A splat feeding only pointer arithmetic takes the scalar path: refused the same way.
+  error = loweringError(
+      storeKernel("f32", "    %p = arith.constant dense<16> : tensor<8x!tt.ptr<f32>>\n"
+                         "    %q = tt.addptr %p, %range : tensor<8x!tt.ptr<f32>>, tensor<8xi32>\n"
+                         "    %r = tt.load %q : tensor<8x!tt.ptr<f32>>"));
+  CHECK(error.find("dense constants of element type !tt.ptr<f32>") != std::string::npos);
+}

@@ -11,6 +11,9 @@
 #include "OpSupport.h"
 
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstring>
@@ -42,6 +45,17 @@ template <DType D> void putElement(uint8_t *dst, const llvm::APInt *i, const llv
 }
 
 bool lowerConstant(mlir::Operation *op, Lowerer &L) {
+  // MLIR parses `dense<16> : tensor<4x!tt.ptr<f32>>`, but reading its elements as numbers
+  // asserts (or, without assertions, reads out of bounds): only integer and float elements
+  // have a number's storage.
+  if (auto dense = mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(op->getAttr("value"));
+      dense &&
+      !mlir::isa<mlir::IntegerType, mlir::IndexType, mlir::FloatType>(dense.getElementType())) {
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    dense.getElementType().print(os);
+    return L.error(op, fmt::format("dense constants of element type {} are not supported", type));
+  }
   // `dense<32>` feeding only ops that take a splat's scalar (`ptrs + 32`) is
   // held as that one scalar, like a tt.splat.
   auto splat = mlir::dyn_cast_or_null<mlir::SplatElementsAttr>(op->getAttr("value"));

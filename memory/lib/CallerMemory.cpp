@@ -1,6 +1,8 @@
 //===- CallerMemory.cpp - Host implementation of caller memory ------------===//
 #include "ttinterp/memory/CallerMemory.h"
 
+#include "HostPages.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -54,7 +56,7 @@ void streamingCopy(void *dst, const void *src, size_t size) {
 /// and last. A fresh allocation (torch.empty, a wrapper's output) is not.
 bool pagesPresent(const void *p, size_t size) {
 #if defined(__linux__)
-  static const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t page = uintptr_t(hostPageSize());
   const uintptr_t first = reinterpret_cast<uintptr_t>(p);
   for (uintptr_t at : {first, first + size / 2, first + size - 1}) {
     unsigned char resident = 0;
@@ -70,14 +72,22 @@ bool pagesPresent(const void *p, size_t size) {
 #endif
 }
 
-/// Faults in the pages under [p, p + size) for writing in one call, as the copy's first touch
-/// of each would, one trap per 4 KiB page: into a fresh 64 MiB allocation, a plain copy took
-/// 51-53 ms here and this call with a streaming copy 37-40. The pages at either end are only
-/// partly the copy's, but whole pages are in one mapping, writable as the copy's part of them
-/// is, and faulting them in changes no byte. False where the kernel cannot (before Linux 5.14).
+} // namespace
+
+uint64_t hostPageSize() {
+#if defined(__linux__)
+  static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  return page;
+#else
+  return 4096;
+#endif
+}
+
+// Into a fresh 64 MiB allocation, a plain copy took 51-53 ms here and this call with a
+// streaming copy 37-40.
 bool populateForWrite(void *p, size_t size) {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
-  static const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t page = uintptr_t(hostPageSize());
   const uintptr_t lo = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
   const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + size + page - 1) & ~(page - 1);
   return madvise(reinterpret_cast<void *>(lo), hi - lo, MADV_POPULATE_WRITE) == 0;
@@ -87,8 +97,6 @@ bool populateForWrite(void *p, size_t size) {
   return false;
 #endif
 }
-
-} // namespace
 
 bool HostMemory::read(uint64_t address, void *dst, size_t size, std::string &) {
   if (size)

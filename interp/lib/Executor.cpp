@@ -190,7 +190,8 @@ struct FrameStorage {
     for (int d = 0; d < 3; ++d)
       frame.numPrograms[d] = int32_t(options.grid[d]);
     for (const ConstantInit &c : p.constants)
-      std::memcpy(frame.bytes(c.slot), c.bytes.data(), c.bytes.size());
+      if (!c.bytes.empty()) // a tensor with a 0 in its shape has no bytes (nor a data())
+        std::memcpy(frame.bytes(c.slot), c.bytes.data(), c.bytes.size());
     // Parameters never change during a launch: write them once.
     for (size_t i = 0; i < p.parameters.size(); ++i) {
       const Parameter &param = p.parameters[i];

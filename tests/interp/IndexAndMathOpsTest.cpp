@@ -165,3 +165,16 @@ TEST_CASE("a dense constant of pointers is a lowering error naming the op, not a
                          "    %r = tt.load %q : tensor<8x!tt.ptr<f32>>"));
   CHECK(error.find("dense constants of element type !tt.ptr<f32>") != std::string::npos);
 }
+
+TEST_CASE("a constant with a 0 in its shape has no bytes to copy into the frame") {
+  // Found by fuzz_ttir (fuzz/regressions/ttir/zero-element-dense-constant.ttir): the frame's
+  // set-up copied every constant's bytes, here from an empty vector's null data() (UBSan:
+  // null passed to memcpy). Such a tensor, and ops on it, are empty; the rest runs.
+  std::vector<float> out = runStoreKernel<float>(
+      storeKernel("f32", "    %z = arith.constant dense<0.000000e+00> : tensor<0xf32>\n"
+                         "    %zz = arith.addf %z, %z : tensor<0xf32>\n"
+                         "    %e = arith.constant dense<0> : tensor<4x0xi32>\n"
+                         "    %r = arith.constant dense<2.500000e+00> : tensor<8xf32>"),
+      DType::F32);
+  CHECK(out == std::vector<float>(8, 2.5f));
+}

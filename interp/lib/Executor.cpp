@@ -486,7 +486,17 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
           std::swap(order[size_t(i)], order[size_t(next() % uint64_t(i + 1))]);
       }
     }
-    return Cooperation(p, memory, arguments, options, &printer, total, std::move(order)).run();
+    if (p.mayWait)
+      return Cooperation(p, memory, arguments, options, &printer, total, std::move(order)).run();
+    // No program can wait for another, so none needs the cooperative turn-taking (whose lock
+    // around every program was a tenth of a one-thread layer norm): one after another.
+    FrameStorage storage(p, memory, arguments, options, &printer);
+    for (int64_t k = 0; k < total; ++k) {
+      storage.runProgram(order.empty() ? k : order[size_t(k)]);
+      if (storage.frame.fault)
+        return storage.frame.fault;
+    }
+    return std::nullopt;
   }
 
   // Parallel: workers claim runs of consecutive programs in increasing order

@@ -187,6 +187,7 @@ struct FrameStorage {
     frame.maxSteps = options.maxSteps;
     frame.printer = printer;
     frame.active.assign(p.functions.size(), 0);
+    frame.lastAccess.assign(p.accessHistories, 0);
     for (int d = 0; d < 3; ++d)
       frame.numPrograms[d] = int32_t(options.grid[d]);
     for (const ConstantInit &c : p.constants)

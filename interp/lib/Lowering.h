@@ -97,6 +97,8 @@ public:
   const Slot &slot(SlotId s) const { return program_.slots[s]; }
   /// Marks the kernel as one whose programs may wait for each other (Program::mayWait).
   void mayWait() { program_.mayWait = true; }
+  /// A new entry of Frame::lastAccess, for one fused contiguous access.
+  uint32_t accessHistory() { return program_.accessHistories++; }
   /// A tensor that is only a splat of a scalar, not materialised: every user
   /// reads `scalar` instead (tt.splat records this only when OpTable says each
   /// use is an operand whose lowering asks splatOf first).

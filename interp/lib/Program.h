@@ -108,6 +108,7 @@ public:
   std::vector<ConstantInit> constants;
   size_t arenaSize = 0;
   uint32_t startRunsCaches = 0; ///< Loads through advanced pointers (Frame::startRuns).
+  uint32_t accessHistories = 0; ///< Fused contiguous accesses (Frame::lastAccess).
   /// Whether a program may wait for another (an scf.while, which is how spin-waits are
   /// written, or an atomic poll without a timeout): such kernels run their programs one at
   /// a time, where a waiting program can let the others run (Executor.cpp), whatever the
@@ -157,6 +158,9 @@ struct Frame {
   };
   std::vector<StartRuns> startRuns;
   uint64_t loopEntries = 0; ///< Entries into loops with advanced pointers, ever (never 0 after).
+  /// Per fused contiguous access: the first lane's pointer when it last ran on this frame
+  /// (MemoryOps.cpp's prefetchNext predicts the next one from it).
+  std::vector<uint64_t> lastAccess;
   bool stopped = false;
   std::optional<Fault> fault;
   PrintSink *printer = nullptr;

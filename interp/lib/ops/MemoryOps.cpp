@@ -337,7 +337,36 @@ struct FusedOperands {
   int64_t rangeStart = 0;
   int start = -1, bound = -1, mask = -1, value = -1, other = -1;
   bool unsignedBound = false;
+  uint32_t history = 0; ///< Its entry in Frame::lastAccess.
 };
+
+/// A fused access of `bytes` at `lane0` (`host` in this process) asks for the bytes its next
+/// run will touch: lane0 moves by the same stride from one run to the next (the next
+/// program's row, the next iteration's block), so they are guessed as this run's moved by
+/// the last stride. One thread runs a layer norm's programs far apart in time (a microsecond
+/// each): the hardware's prefetchers, which stop at page ends, left each row's first touch
+/// waiting on memory (docs/performance.md, seventh round). A wrong guess costs only the
+/// prefetches: they never fault and change no byte.
+inline void prefetchNext(Frame &f, uint32_t history, uint64_t lane0, const uint8_t *host,
+                         int64_t bytes, bool forWrite) {
+  // Strides beyond this are not a row or a block apart (or cross buffers: tags differ).
+  constexpr int64_t kMaxStride = int64_t(1) << 26;
+  // Enough for a row of 4,096 floats; beyond, the access itself trains the prefetchers.
+  constexpr int64_t kMaxPrefetch = int64_t(16) << 10;
+  uint64_t &last = f.lastAccess[history];
+  const int64_t stride = int64_t(lane0 - last);
+  last = lane0;
+  if (stride == 0 || stride > kMaxStride || stride < -kMaxStride)
+    return;
+  const uint8_t *next = host + stride;
+  const int64_t end = std::min(bytes, kMaxPrefetch);
+  if (forWrite)
+    for (int64_t b = 0; b < end; b += 64)
+      __builtin_prefetch(next + b, 1);
+  else
+    for (int64_t b = 0; b < end; b += 64)
+      __builtin_prefetch(next + b, 0);
+}
 
 /// The common case of a fused access: the lanes' offsets do not wrap, so the
 /// pointers are consecutive from `lane0`, and the active lanes are exactly
@@ -400,11 +429,15 @@ template <DType D, bool HasOther> void fusedLoadKernel(Frame &f, const Instr &in
   uint64_t lane0;
   int64_t active;
   bool prefix = activePrefix<size>(f, in, o, n, lane0, active);
-  if (prefix && active == n && n > 0 && readInPlace<D>(f, in, lane0, n))
+  if (prefix && active == n && n > 0 && readInPlace<D>(f, in, lane0, n)) {
+    prefetchNext(f, o.history, lane0, f.bytes(in.results[0]), n * size, false);
     return;
+  }
   T *r = f.atHome<T>(in.results[0]);
   if (prefix) {
     const uint8_t *h = active ? f.memory->translateForRead(lane0, uint32_t(active * size)) : nullptr;
+    if (h)
+      prefetchNext(f, o.history, lane0, h, active * size, false);
     if (h || !active) {
       if constexpr (sameLayout<D>()) {
         if (active)
@@ -436,6 +469,7 @@ template <DType D> void fusedStore(Frame &f, const Instr &in, const FusedOperand
       return;
     // One run: translateForWrite refuses (and records nothing) or writes it all.
     if (uint8_t *h = mem.translateForWrite(lane0, uint32_t(active * size))) {
+      prefetchNext(f, o.history, lane0, h, active * size, true);
       if constexpr (sameLayout<D>())
         std::memcpy(h, v, size_t(active) * size);
       else
@@ -475,6 +509,7 @@ template <DType D> void forwardedStoreKernel(Frame &f, const Instr &in) {
         tagged::address(lane0) % alignof(Repr<D>) == 0) {
       // The host address keeps the caller's alignment (a shadow is placed so).
       if (uint8_t *h = f.memory->translateForWrite(lane0, uint32_t(n * size))) {
+        prefetchNext(f, s.operands.history, lane0, h, n * size, true);
         const SlotId result = producer.results[0];
         uint8_t *own = f.storage[result];
         f.storage[result] = h;
@@ -494,6 +529,7 @@ bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, L
   FusedOperands o;
   o.rangeStart = a.range.rangeStart;
   o.unsignedBound = a.range.unsignedBound;
+  o.history = L.accessHistory();
   std::vector<SlotId> operands{L.use(a.base)};
   auto add = [&](mlir::Value v) {
     operands.push_back(L.use(v));

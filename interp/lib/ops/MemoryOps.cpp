@@ -358,7 +358,9 @@ inline void prefetchNext(Frame &f, uint32_t history, uint64_t lane0, const uint8
   last = lane0;
   if (stride == 0 || stride > kMaxStride || stride < -kMaxStride)
     return;
-  const uint8_t *next = host + stride;
+  // Integer arithmetic: the guess may lie outside the buffer `host` points into.
+  const auto *next =
+      reinterpret_cast<const uint8_t *>(reinterpret_cast<uintptr_t>(host) + uintptr_t(stride));
   const int64_t end = std::min(bytes, kMaxPrefetch);
   if (forWrite)
     for (int64_t b = 0; b < end; b += 64)

@@ -119,6 +119,22 @@ __attribute__((always_inline)) inline Repr<D> treeReduceRow(const Repr<D> *src, 
       lanes[l] = combineOp<D, Fn>(lanes[l], src[k + l]);
   for (int64_t l = 0; k + l < length; ++l)
     lanes[l] = combineOp<D, Fn>(lanes[l], src[k + l]);
+  if (present == kTreeLanes) {
+    // The same steps as butterfly() below with every lane present, each spelled with its
+    // width a constant: a step's combines are independent, so each compiles to one vector op
+    // of its width instead of dependent scalar ones through memory.
+    auto step = [&](auto width) {
+      for (int64_t l = 0; l < width(); ++l)
+        lanes[l] = combineOp<D, Fn>(lanes[l], lanes[l + width()]);
+    };
+    static_assert(kTreeLanes == 32, "the steps below are butterfly()'s for 32 lanes");
+    step(std::integral_constant<int64_t, 16>());
+    step(std::integral_constant<int64_t, 8>());
+    step(std::integral_constant<int64_t, 4>());
+    step(std::integral_constant<int64_t, 2>());
+    step(std::integral_constant<int64_t, 1>());
+    return lanes[0];
+  }
   butterfly(present, [&](int64_t a, int64_t b) {
     lanes[a] = combineOp<D, Fn>(lanes[a], lanes[b]);
     return true;

@@ -37,11 +37,10 @@ template <class Fn> static void forEachWordMask(size_t offset, size_t count, Fn 
 }
 
 // Calls partial(wordIndex, mask) for the partial words at the ends of [offset, offset +
-// count), and fills the whole words between them with `fill` in one memset: stores of a
-// launch's output mark thousands of whole words at a time. Single-threaded callers only.
-template <class Fn>
-static void forEachPartialWord(std::atomic<uint64_t> *words, size_t offset, size_t count,
-                               unsigned char fill, Fn partial) {
+// count), and whole(firstWord, endWord) once for the whole words between them: stores of a
+// launch's output mark thousands of whole words at a time.
+template <class Partial, class Whole>
+static void forEachPartialWord(size_t offset, size_t count, Partial partial, Whole whole) {
   size_t end = offset + count;
   size_t firstWhole = (offset + 63) / 64, endWhole = end / 64;
   if (firstWhole >= endWhole) {
@@ -49,9 +48,17 @@ static void forEachPartialWord(std::atomic<uint64_t> *words, size_t offset, size
     return;
   }
   forEachWordMask(offset, firstWhole * 64 - offset, partial);
-  std::memset(static_cast<void *>(words + firstWhole), fill,
-              (endWhole - firstWhole) * sizeof(uint64_t));
+  whole(firstWhole, endWhole);
   forEachWordMask(endWhole * 64, end - endWhole * 64, partial);
+}
+
+// Single-threaded callers only: whole words in one memset.
+template <class Partial>
+static void forEachPartialWord(std::atomic<uint64_t> *words, size_t offset, size_t count,
+                               unsigned char fill, Partial partial) {
+  forEachPartialWord(offset, count, partial, [&](size_t first, size_t end) {
+    std::memset(static_cast<void *>(words + first), fill, (end - first) * sizeof(uint64_t));
+  });
 }
 
 void ByteBitmap::set(size_t offset, size_t count) {
@@ -61,14 +68,20 @@ void ByteBitmap::set(size_t offset, size_t count) {
 }
 
 void ByteBitmap::setConcurrent(size_t offset, size_t count) {
-  forEachWordMask(offset, count, [&](size_t w, uint64_t mask) {
-    // A whole word is a plain store: whatever another thread sets in it is a
-    // subset of all ones. Only a partial word needs the atomic OR.
-    if (mask == ~uint64_t(0))
-      words_[w].store(mask, std::memory_order_relaxed);
-    else if ((words_[w].load(std::memory_order_relaxed) & mask) != mask)
-      words_[w].fetch_or(mask, std::memory_order_relaxed);
-  });
+  forEachPartialWord(
+      offset, count,
+      [&](size_t w, uint64_t mask) {
+        // Only a partial word needs the atomic OR (and only if a bit is missing).
+        if ((words_[w].load(std::memory_order_relaxed) & mask) != mask)
+          words_[w].fetch_or(mask, std::memory_order_relaxed);
+      },
+      [&](size_t first, size_t end) {
+        // A whole word is a plain store: whatever another thread sets in it is a subset of
+        // all ones. Atomic, not a memset, because another thread may OR into it meanwhile
+        // (a store to the same bytes, a hazard the launch may be reporting).
+        for (size_t w = first; w < end; ++w)
+          words_[w].store(~uint64_t(0), std::memory_order_relaxed);
+      });
 }
 
 void ByteBitmap::clear(size_t offset, size_t count) {
@@ -556,14 +569,14 @@ bool Session::upgrade(Region &region, Access access, std::string &error) {
   return true;
 }
 
-bool Session::writeBack(Region &region, ByteRange range, std::string &error) {
+bool Session::writeBack(Region &region, ByteRange range, bool forget, std::string &error) {
   if (!region.writable())
     return true;
   ByteRange r{std::max(range.lo, region.range.lo), std::min(range.hi, region.range.hi)};
   if (r.hi <= r.lo)
     return true;
   return forEachChunk(region, r.lo - region.range.lo, r.hi - r.lo, stats_.bytesOut, error,
-                      [&region](size_t begin, size_t end, uint64_t &moved, std::string &err) {
+                      [&region, forget](size_t begin, size_t end, uint64_t &moved, std::string &err) {
                         bool ok = true;
                         region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
                           if (!ok)
@@ -575,7 +588,7 @@ bool Session::writeBack(Region &region, ByteRange range, std::string &error) {
                                                       e - b, err);
                           moved += e - b;
                         });
-                        if (ok)
+                        if (ok && forget)
                           region.dirty.clear(begin, end - begin);
                         return ok;
                       });
@@ -589,7 +602,7 @@ bool Session::sync(CallerMemory &memory, const std::vector<ByteRange> &ranges, s
         // pages under them: the region's other writes go on waiting in a shadow.
         if (region->state() == ShadowState::FreshPages && r.overlaps(region->range))
           region->moveIntoShadow();
-        if (!writeBack(*region, r, error))
+        if (!writeBack(*region, r, /*forget=*/true, error))
           return false;
       }
   return true;
@@ -609,7 +622,7 @@ bool Session::step(std::string &error) {
       }
     }
   for (auto &region : regions_) {
-    if (!writeBack(*region, region->range, error))
+    if (!writeBack(*region, region->range, /*forget=*/false, error))
       return false;
     region->commit();
   }

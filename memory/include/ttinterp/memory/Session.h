@@ -410,7 +410,11 @@ public:
   const Options &options() const { return options_; }
 
 private:
-  bool writeBack(Region &region, ByteRange range, std::string &error);
+  /// Writes the dirty bytes of `range` in `region` back; `forget` clears their dirty bits
+  /// (a sync: they are clean now). A step passes false, as it drops the region's map next
+  /// (clearing a 16 MiB output's map is a 2 MiB memset); if it fails, the bits stay set and
+  /// a retry writes those bytes again, with the same values.
+  bool writeBack(Region &region, ByteRange range, bool forget, std::string &error);
   /// Copies caller bytes into the clean (not dirty) bytes of [lo, hi).
   bool copyInClean(Region &region, uint64_t lo, uint64_t hi, std::string &error);
   /// Runs fn(begin, end, bytesMoved, error) over [begin, begin + count) of a

@@ -533,7 +533,8 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
       }
     }
   };
-  runOnThreads(threads, work);
+  // No more threads than programs: the rest would find nothing to claim.
+  runOnThreads(unsigned(std::min<int64_t>(threads, total)), work);
   memory.setConcurrent(false);
   return fault;
 }

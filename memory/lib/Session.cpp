@@ -78,7 +78,8 @@ void ByteBitmap::setConcurrent(size_t offset, size_t count) {
       [&](size_t first, size_t end) {
         // A whole word is a plain store: whatever another thread sets in it is a subset of
         // all ones. Atomic, not a memset, because another thread may OR into it meanwhile
-        // (a store to the same bytes, a hazard the launch may be reporting).
+        // (another program storing to the same bytes: a race in the kernel, not ours to
+        // make undefined behaviour).
         for (size_t w = first; w < end; ++w)
           words_[w].store(~uint64_t(0), std::memory_order_relaxed);
       });

@@ -26,6 +26,23 @@ constexpr int64_t kTreeLanes = 32;
 /// (fewer than kTreeLanes when the axis is short); returns false if combine did.
 template <class Combine>
 __attribute__((always_inline)) inline bool butterfly(int64_t present, Combine &&combine) {
+  if (present == kTreeLanes) {
+    // The same steps with every lane present, each spelled with its width a constant: where
+    // combine is a plain op (a row reduction's), a step's combines are independent and
+    // compile to one vector op of its width instead of dependent scalar ones through memory.
+    auto step = [&](auto width) {
+      for (int64_t l = 0; l < width(); ++l)
+        if (!combine(l, l + width()))
+          return false;
+      return true;
+    };
+    static_assert(kTreeLanes == 32, "the steps below are the loop's for 32 lanes");
+    return step(std::integral_constant<int64_t, 16>()) &&
+           step(std::integral_constant<int64_t, 8>()) &&
+           step(std::integral_constant<int64_t, 4>()) &&
+           step(std::integral_constant<int64_t, 2>()) &&
+           step(std::integral_constant<int64_t, 1>());
+  }
   int64_t valid = present;
   for (int64_t w = kTreeLanes / 2; w >= 1; w /= 2) {
     for (int64_t l = 0; l < w && l + w < valid; ++l)
@@ -119,22 +136,6 @@ __attribute__((always_inline)) inline Repr<D> treeReduceRow(const Repr<D> *src, 
       lanes[l] = combineOp<D, Fn>(lanes[l], src[k + l]);
   for (int64_t l = 0; k + l < length; ++l)
     lanes[l] = combineOp<D, Fn>(lanes[l], src[k + l]);
-  if (present == kTreeLanes) {
-    // The same steps as butterfly() below with every lane present, each spelled with its
-    // width a constant: a step's combines are independent, so each compiles to one vector op
-    // of its width instead of dependent scalar ones through memory.
-    auto step = [&](auto width) {
-      for (int64_t l = 0; l < width(); ++l)
-        lanes[l] = combineOp<D, Fn>(lanes[l], lanes[l + width()]);
-    };
-    static_assert(kTreeLanes == 32, "the steps below are butterfly()'s for 32 lanes");
-    step(std::integral_constant<int64_t, 16>());
-    step(std::integral_constant<int64_t, 8>());
-    step(std::integral_constant<int64_t, 4>());
-    step(std::integral_constant<int64_t, 2>());
-    step(std::integral_constant<int64_t, 1>());
-    return lanes[0];
-  }
   butterfly(present, [&](int64_t a, int64_t b) {
     lanes[a] = combineOp<D, Fn>(lanes[a], lanes[b]);
     return true;

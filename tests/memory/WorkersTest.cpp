@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,17 +30,27 @@ uint64_t sumOfPieces(unsigned threads, uint64_t n) {
   return total.load();
 }
 
-/// Waits (up to a second) until `want` threads are inside the same job, so that helpers
-/// really take part however fast the caller is. Returns how many arrived.
+/// Waits until `want` threads are inside the same job, so that helpers really take part however
+/// fast the caller is. Returns how many arrived. The limit is only there so that a broken pool
+/// fails instead of hanging: on a loaded shared machine a helper can wait a second for a core.
 unsigned meet(std::atomic<unsigned> &arrived, unsigned want) {
   arrived.fetch_add(1);
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (arrived.load() < want && std::chrono::steady_clock::now() < until)
     std::this_thread::yield();
   return arrived.load();
 }
 
 thread_local unsigned jobsOnThisThread = 0;
+
+/// The `Threads:` line of /proc/self/status: helpers started and still waiting count too.
+unsigned threadsOfThisProcess() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0)
+      return static_cast<unsigned>(std::stoul(line.substr(8)));
+  return 0;
+}
 
 } // namespace
 
@@ -97,10 +109,16 @@ TEST_CASE("a forked child runs jobs with helpers of its own") {
     // The parent's helpers did not come along: a pool that waited for them would hang here.
     std::atomic<unsigned> arrived{0};
     runOnThreads(3, [&] { meet(arrived, 3); });
-    _exit(sumOfPieces(3, 1000) == 499500 && arrived.load() == 3 ? 0 : 1);
+    bool sumRight = sumOfPieces(3, 1000) == 499500;
+    // Each failed condition has its own bit, so that a failure says which one it was.
+    _exit((sumRight ? 0 : 1) | (arrived.load() == 3 ? 0 : 2) |
+          (threadsOfThisProcess() >= 3 ? 0 : 4));
   }
   int status = 0;
   REQUIRE(waitpid(child, &status, 0) == child);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  REQUIRE(WIFEXITED(status));
+  int failed = WEXITSTATUS(status);
+  CHECK_MESSAGE((failed & 1) == 0, "the child's pieces did not sum right");
+  CHECK_MESSAGE((failed & 2) == 0, "the child's helpers did not all take part in its job");
+  CHECK_MESSAGE((failed & 4) == 0, "the child started no helpers of its own");
 }

@@ -27,6 +27,7 @@ struct Pool {
   unsigned unclaimed = 0; ///< Helpers the current job still takes.
   unsigned running = 0;   ///< Helpers inside the current job.
   unsigned helpers = 0;   ///< Threads started.
+  unsigned settled = 0;   ///< Of those, the ones that reached helperLoop.
 };
 
 Pool *pool = nullptr;
@@ -35,6 +36,8 @@ std::once_flag poolOnce;
 /// `seen`: the last job the helper is not to take (one started for a job takes that job).
 void helperLoop(Pool *p, uint64_t seen) {
   std::unique_lock<std::mutex> lock(p->m);
+  ++p->settled;
+  p->finished.notify_all();
   for (;;) {
     p->wake.wait(lock, [&] { return p->generation != seen; });
     seen = p->generation;
@@ -108,7 +111,10 @@ void runOnThreads(unsigned threads, const std::function<void()> &work) {
   work();
   std::unique_lock<std::mutex> lock(p.m);
   p.unclaimed = 0; // whoever has not started finds the work done
-  p.finished.wait(lock, [&] { return p.running == 0; });
+  // A thread still starting may hold the allocator's locks (the C library's or a sanitizer's);
+  // a fork then would copy them held into a child that can never take them. So no call returns
+  // while one of its helpers is still starting: after it, a fork finds them all idle.
+  p.finished.wait(lock, [&] { return p.running == 0 && p.settled == p.helpers; });
   p.job = nullptr;
 }
 

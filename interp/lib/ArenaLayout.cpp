@@ -24,6 +24,7 @@
 #include "mlir/IR/Block.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/Region.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 
@@ -87,7 +88,14 @@ std::vector<SlotLife> Lowerer::sharableSlotLives() const {
           !def->getParentRegion()->hasOneBlock() || constantSlots_.contains(s) ||
           boundSlots_.contains(s) || handedOver.contains(s))
         continue;
-      SlotLife life{s, span->second.first, span->second.first};
+      SlotLife life{s, span->second.first, span->second.first, {}};
+      if (auto it = overwritable_.find(s); it != overwritable_.end())
+        for (SlotId operand : it->second)
+          // Only a value of this block: one from an enclosing block whose life ends here
+          // is read again when the loop holding this op runs its next iteration.
+          if (mlir::Value value = definedBy_.lookup(operand);
+              value && value.getParentBlock() == def->getBlock())
+            life.mayOverwrite.push_back(operand);
       llvm::SmallVector<mlir::Operation *> readers;
       llvm::DenseSet<mlir::Operation *> seen;
       collectReaders(v, readers, seen);
@@ -137,23 +145,35 @@ void layOutArena(Program &p, std::vector<SlotLife> lives) {
     struct Placed {
       uint64_t last;
       size_t begin, end;
+      SlotId slot;
     };
     std::vector<Placed> alive;
     size_t top = 0;
     for (const SlotLife &l : sharing[f]) {
       Slot &slot = p.slots[l.slot];
+      size_t size = aligned(slot.bytes());
+      // An operand the op reads for the last time, the same size: the result takes its bytes.
+      auto last = std::find_if(alive.begin(), alive.end(), [&](const Placed &q) {
+        return q.last == l.first && q.end - q.begin == size &&
+               llvm::is_contained(l.mayOverwrite, q.slot);
+      });
+      if (last != alive.end()) {
+        *last = {l.last, last->begin, last->end, l.slot};
+        slot.offset = offset + last->begin;
+        continue;
+      }
       alive.erase(std::remove_if(alive.begin(), alive.end(),
                                  [&](const Placed &q) { return q.last < l.first; }),
                   alive.end());
       std::sort(alive.begin(), alive.end(),
                 [](const Placed &a, const Placed &b) { return a.begin < b.begin; });
-      size_t size = aligned(slot.bytes()), at = 0;
+      size_t at = 0;
       for (const Placed &q : alive) {
         if (at + size <= q.begin)
           break;
         at = std::max(at, q.end);
       }
-      alive.push_back({l.last, at, at + size});
+      alive.push_back({l.last, at, at + size, l.slot});
       slot.offset = offset + at;
       top = std::max(top, at + size);
     }

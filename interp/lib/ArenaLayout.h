@@ -9,6 +9,8 @@
 
 #include "Program.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -20,6 +22,9 @@ namespace ttinterp::interp {
 struct SlotLife {
   SlotId slot = kNoSlot;
   uint64_t first = 0, last = 0;
+  /// Slots whose bytes this one may take when their lives end at `first`: operands of
+  /// an element-wise kernel that writes each lane after reading it (Lowerer::mayOverwrite).
+  llvm::SmallVector<SlotId, 3> mayOverwrite;
 };
 
 /// Gives every slot its offset: each function's slots contiguously (a recursive call

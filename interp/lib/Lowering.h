@@ -153,6 +153,13 @@ public:
   /// Appends an instruction to the block being lowered.
   void emit(mlir::Operation *op, ExecFn fn, llvm::ArrayRef<SlotId> operands,
             llvm::ArrayRef<SlotId> results, const void *data = nullptr);
+  /// Declares that the kernel just emitted for `result` reads lane i of each of `operands`
+  /// only before writing lane i of `result`, and no other lane after it (one pass, lane by
+  /// lane, same element size): so `result` may take the bytes of an operand that the op
+  /// reads last (ArenaLayout.cpp), and a chain of element-wise ops works in one block.
+  void mayOverwrite(SlotId result, llvm::ArrayRef<SlotId> operands) {
+    overwritable_[result].assign(operands.begin(), operands.end());
+  }
   /// Whether s holds constant bytes (written once per frame, never after).
   bool isConstant(SlotId s) const { return constantSlots_.contains(s); }
   /// Fills a slot with constant bytes once per frame.
@@ -190,6 +197,7 @@ private:
   llvm::DenseSet<SlotId> constantSlots_; ///< Written once per frame: never handed over.
   llvm::DenseMap<SlotId, mlir::Value> definedBy_; ///< Slots made for an op's result (def).
   llvm::DenseSet<SlotId> boundSlots_;             ///< Slots other values were bound to.
+  llvm::DenseMap<SlotId, llvm::SmallVector<SlotId, 3>> overwritable_; ///< mayOverwrite's.
   std::vector<mlir::Operation *> functionOps_;    ///< Per lowered function.
   llvm::DenseMap<mlir::Value, SlotId> splats_;
   llvm::DenseMap<mlir::Value, AdvancedPointer> advanced_;

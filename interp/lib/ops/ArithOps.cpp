@@ -393,11 +393,14 @@ template <class T, bool ScalarCondition> void selectKernel(Frame &f, const Instr
   const T *a = f.at<T>(in.operands[1]), *b = f.at<T>(in.operands[2]);
   T *r = f.at<T>(in.results[0]);
   const int64_t n = in.n;
+  // r may be a's or b's own bytes (Lowerer::mayOverwrite): then a copy of them is no copy.
   if constexpr (ScalarCondition) {
-    std::memcpy(r, c[0] ? a : b, size_t(n) * sizeof(T));
+    if (const T *taken = c[0] ? a : b; taken != r)
+      std::memcpy(r, taken, size_t(n) * sizeof(T));
   } else if (!std::memchr(c, 0, size_t(n))) {
     // The usual mask of a block that is not a tail: every lane takes a.
-    std::memcpy(r, a, size_t(n) * sizeof(T));
+    if (a != r)
+      std::memcpy(r, a, size_t(n) * sizeof(T));
   } else {
     // A blend of bits rather than a branch per lane, so it vectorises.
     for (int64_t i = 0; i < n; ++i) {
@@ -428,6 +431,8 @@ bool lowerSelect(mlir::Operation *op, Lowerer &L) {
   size_t size = computeSize(L.slot(r).dtype);
   bool scalar = L.slot(c).numel == 1 && L.slot(r).numel != 1;
   L.emit(op, scalar ? selectBySize<true>(size) : selectBySize<false>(size), {c, a, b}, {r});
+  if (L.slot(a).numel == L.slot(r).numel && L.slot(b).numel == L.slot(r).numel)
+    L.mayOverwrite(r, {a, b}); // one pass, r[i] after a[i] and b[i]; the mask is another size
   return true;
 }
 

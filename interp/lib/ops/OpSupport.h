@@ -102,6 +102,7 @@ template <class Fn, class Visit> bool lowerBinary(mlir::Operation *op, Lowerer &
   if (!fn)
     return L.error(op, "unsupported element type");
   L.emit(op, fn, {a, b}, {r});
+  L.mayOverwrite(r, {a, b}); // binaryKernel: one pass, r[i] after a[i] and b[i]
   return true;
 }
 
@@ -116,6 +117,7 @@ template <class Fn, class Visit> bool lowerUnary(mlir::Operation *op, Lowerer &L
   if (!fn)
     return L.error(op, "unsupported element type");
   L.emit(op, fn, {a}, {r});
+  L.mayOverwrite(r, {a}); // unaryKernel: one pass, r[i] after a[i]
   return true;
 }
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
+#include <random>
 
 #include <sys/mman.h>
 
@@ -774,6 +776,56 @@ TEST_CASE("the dirty bitmap's set, clear, count and runs agree with a bool per b
         FAIL_CHECK("byte " << i << " differs");
         break;
       }
+  }
+}
+
+TEST_CASE("dirty runs over long set and clear stretches, from any offset, match a bool per byte") {
+  // forEachRun passes over 512-byte stretches that are wholly set or wholly clear at once;
+  // stretches broken by one byte, runs ending on and just past a stretch's edge, and walks
+  // that start and end inside words must still give exactly the model's runs.
+  const size_t bytes = 512 * 24 + 77;
+  ByteBitmap map;
+  map.resize(bytes);
+  std::vector<bool> model(bytes, false);
+  std::mt19937_64 rng(16);
+  auto mark = [&](bool set, size_t offset, size_t count) {
+    if (set)
+      map.set(offset, count);
+    else
+      map.clear(offset, count);
+    for (size_t i = offset; i < offset + count; ++i)
+      model[i] = set;
+  };
+  mark(true, 512, 512 * 6);      // whole stretches
+  mark(false, 512 * 3 + 200, 1); // one clear byte inside them
+  mark(true, 512 * 9 - 1, 514);  // one byte either side of a stretch
+  mark(true, 512 * 20, bytes - 512 * 20);
+  for (int round = 0; round < 300; ++round) {
+    if (round > 0) {
+      size_t offset = rng() % bytes;
+      size_t count = std::min<size_t>(bytes - offset, rng() % 3 ? rng() % 40 : rng() % 3000);
+      mark(rng() % 2, offset, count);
+    }
+    size_t from = rng() % bytes;
+    size_t count = rng() % (bytes - from + 1);
+    std::vector<bool> fromRuns(bytes, false);
+    std::optional<size_t> lastEnd;
+    bool separate = true; // in order, not empty, and maximal: two runs never touch
+    map.forEachRun(from, count, [&](size_t b, size_t e) {
+      if (b >= e || (lastEnd && b <= *lastEnd))
+        separate = false;
+      lastEnd = e;
+      for (size_t i = b; i < e; ++i)
+        fromRuns[i] = true;
+    });
+    CAPTURE(round);
+    CAPTURE(from);
+    CAPTURE(count);
+    CHECK(separate);
+    std::vector<bool> expected(bytes, false);
+    for (size_t i = from; i < from + count; ++i)
+      expected[i] = model[i];
+    CHECK(fromRuns == expected);
   }
 }
 

@@ -435,8 +435,21 @@ private:
 template <class Fn> void ByteBitmap::forEachRun(size_t offset, size_t count, Fn fn) const {
   size_t end = offset + count;
   size_t i = offset;
+  // Dirty maps are mostly clear or mostly set: whole stretches of 8 words (512 bytes) are
+  // skipped at a time, one OR or AND of eight loads, which the compiler vectorises.
+  auto all8 = [this](size_t word, uint64_t want) {
+    uint64_t acc = want;
+    for (size_t k = 0; k < 8; ++k) {
+      uint64_t w = words_[word + k].load(std::memory_order_relaxed);
+      acc = want ? acc & w : acc | w;
+    }
+    return acc == want;
+  };
   while (i < end) {
-    // Skip clear words quickly; dirty maps are mostly clear or mostly set.
+    while ((i & 511) == 0 && i + 512 <= end && all8(i >> 6, 0))
+      i += 512;
+    if (i >= end)
+      break;
     uint64_t word = words_[i >> 6].load(std::memory_order_relaxed) >> (i & 63);
     if (word == 0) {
       i = (i | 63) + 1;
@@ -447,6 +460,10 @@ template <class Fn> void ByteBitmap::forEachRun(size_t offset, size_t count, Fn 
       break;
     size_t runStart = i;
     while (i < end) {
+      if ((i & 511) == 0 && i + 512 <= end && all8(i >> 6, ~uint64_t(0))) {
+        i += 512;
+        continue;
+      }
       // First clear bit at or after i; zeros shifted in at the top just mean
       // "not in this word".
       uint64_t w = ~words_[i >> 6].load(std::memory_order_relaxed) >> (i & 63);

@@ -34,6 +34,45 @@ $BODY
                {{"$BODY", body}});
 }
 
+/// `@k(%x, %out)` over one program and blocks of 1024 f32: `body` sees %xv (x[0..1024)
+/// loaded) and its value `result` is stored to out[0..1024).
+std::string blockKernel(const std::string &body, const std::string &result) {
+  return subst(R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %range = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %range : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
+    %xv = tt.load %xp : tensor<1024x!tt.ptr<f32>>
+$BODY
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %range : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
+    tt.store %op, $RESULT : tensor<1024x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)",
+               {{"$BODY", body}, {"$RESULT", result}});
+}
+
+/// `kernel`'s body: `before`, then a loop of three iterations whose body sees %p (out + 4i
+/// + 0..4, row i of a 3x4 output) and runs `body`.
+std::string threeRowLoop(const std::string &before, const std::string &body) {
+  return kernel(subst(R"($BEFORE
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c3 = arith.constant 3 : i32
+    %c4 = arith.constant 4 : i32
+    scf.for %i = %c0 to %c3 step %c1 : i32 {
+      %row = arith.muli %i, %c4 : i32
+      %rows = tt.splat %row : i32 -> tensor<4xi32>
+      %p = tt.addptr %ptrs, %rows : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
+$BODY
+    }
+)",
+                      {{"$BEFORE", before}, {"$BODY", body}}));
+}
+
 std::vector<float> run(const interp::Kernel &k, std::vector<float> x, size_t outSize) {
   std::vector<float> out(outSize, -1.0f);
   LaunchResult r =
@@ -57,26 +96,13 @@ TEST_CASE("a chain of element-wise ops needs a few blocks of frame, not one per 
              (i % 2 ? ", %two" : ", %one") + " : tensor<1024xf32>\n";
     last = next;
   }
-  LoadedKernel k = loadKernel(subst(R"(
-module {
-  tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
-    %range = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
-    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
-    %xp = tt.addptr %xb, %range : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
-    %xv = tt.load %xp : tensor<1024x!tt.ptr<f32>>
+  LoadedKernel k = loadKernel(blockKernel(R"(
     %c1 = arith.constant 1.0 : f32
     %c2 = arith.constant 2.0 : f32
     %one = tt.splat %c1 : f32 -> tensor<1024xf32>
     %two = tt.splat %c2 : f32 -> tensor<1024xf32>
-$CHAIN
-    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
-    %op = tt.addptr %ob, %range : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
-    tt.store %op, $LAST : tensor<1024x!tt.ptr<f32>>
-    tt.return
-  }
-}
-)",
-                                    {{"$CHAIN", chain}, {"$LAST", last}}));
+)" + chain,
+                                          last));
   REQUIRE_MESSAGE(k.kernel, k.error);
   CHECK(k.kernel->frameBytes() < 5 * 4096);
 
@@ -93,24 +119,15 @@ $CHAIN
 }
 
 TEST_CASE("a value a loop reads keeps its bytes through every iteration") {
-  // %a is last read by the first op of the body; the body's later values must not take its
+  // %a is last read by the body's first tensor op; the body's later values must not take its
   // bytes, or the second iteration reads 9x^2 - 3x where it should read 2x.
-  LoadedKernel k = loadKernel(kernel(R"(
-    %a = arith.addf %x4, %x4 : tensor<4xf32>
-    %c0 = arith.constant 0 : i32
-    %c1 = arith.constant 1 : i32
-    %c3 = arith.constant 3 : i32
-    %c4 = arith.constant 4 : i32
-    scf.for %i = %c0 to %c3 step %c1 : i32 {
+  LoadedKernel k = loadKernel(threeRowLoop(R"(
+    %a = arith.addf %x4, %x4 : tensor<4xf32>)",
+                                           R"(
       %u = arith.addf %x4, %a : tensor<4xf32>
       %w = arith.mulf %u, %u : tensor<4xf32>
       %z = arith.subf %w, %u : tensor<4xf32>
-      %row = arith.muli %i, %c4 : i32
-      %rows = tt.splat %row : i32 -> tensor<4xi32>
-      %p = tt.addptr %ptrs, %rows : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
-      tt.store %p, %z : tensor<4x!tt.ptr<f32>>
-    }
-)"));
+      tt.store %p, %z : tensor<4x!tt.ptr<f32>>)"));
   REQUIRE_MESSAGE(k.kernel, k.error);
   std::vector<float> x = {1, 2, 3, 4};
   std::vector<float> out = run(*k.kernel, x, 12);
@@ -151,13 +168,7 @@ TEST_CASE("an op that a fused store runs reads its operands at the store") {
 
 TEST_CASE("an element-wise op writes its result over the operand it reads last") {
   // Each value but %a dies at the op that makes the next, which takes its bytes.
-  LoadedKernel k = loadKernel(R"(
-module {
-  tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
-    %range = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
-    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
-    %xp = tt.addptr %xb, %range : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
-    %xv = tt.load %xp : tensor<1024x!tt.ptr<f32>>
+  LoadedKernel k = loadKernel(blockKernel(R"(
     %c3 = arith.constant 3.0 : f32
     %three = tt.splat %c3 : f32 -> tensor<1024xf32>
     %a = arith.subf %xv, %three : tensor<1024xf32>
@@ -165,14 +176,8 @@ module {
     %n = arith.negf %b : tensor<1024xf32>
     %pos = arith.cmpf ogt, %a, %three : tensor<1024xf32>
     %s = arith.select %pos, %n, %a : tensor<1024xi1>, tensor<1024xf32>
-    %d = arith.divf %s, %three : tensor<1024xf32>
-    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
-    %op = tt.addptr %ob, %range : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
-    tt.store %op, %d : tensor<1024x!tt.ptr<f32>>
-    tt.return
-  }
-}
-)");
+    %d = arith.divf %s, %three : tensor<1024xf32>)",
+                                          "%d"));
   REQUIRE_MESSAGE(k.kernel, k.error);
   // Blocks alive at once: %a's (it lives on to the select), the chain's from %b on, and the
   // splat of 3 that cmpf reads as a block; plus the mask's 1 KiB. Without the sharing, %n is
@@ -210,20 +215,11 @@ TEST_CASE("a select whose every lane takes the operand it overwrites keeps it") 
 TEST_CASE("an element-wise op in a loop never writes over a value of the block around it") {
   // %a is last read by the loop body's last op, %z; were %z to take %a's bytes, the second
   // and third iterations would store 4x^2 where they must store 2x.
-  LoadedKernel k = loadKernel(kernel(R"(
-    %a = arith.addf %x4, %x4 : tensor<4xf32>
-    %c0 = arith.constant 0 : i32
-    %c1 = arith.constant 1 : i32
-    %c3 = arith.constant 3 : i32
-    %c4 = arith.constant 4 : i32
-    scf.for %i = %c0 to %c3 step %c1 : i32 {
-      %row = arith.muli %i, %c4 : i32
-      %rows = tt.splat %row : i32 -> tensor<4xi32>
-      %p = tt.addptr %ptrs, %rows : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
+  LoadedKernel k = loadKernel(threeRowLoop(R"(
+    %a = arith.addf %x4, %x4 : tensor<4xf32>)",
+                                           R"(
       tt.store %p, %a : tensor<4x!tt.ptr<f32>>
-      %z = arith.mulf %a, %a : tensor<4xf32>
-    }
-)"));
+      %z = arith.mulf %a, %a : tensor<4xf32>)"));
   REQUIRE_MESSAGE(k.kernel, k.error);
   std::vector<float> x = {1, 2, 3, 4};
   std::vector<float> out = run(*k.kernel, x, 12);

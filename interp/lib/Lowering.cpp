@@ -109,12 +109,51 @@ void Lowerer::advancePointer(mlir::Value iterArg, mlir::Operation *addptr, SlotI
   advancing_[addptr] = iterArg;
 }
 
+namespace {
+/// The most elements one tensor may have. Triton's frontend stops at 2^20
+/// (TRITON_MAX_TENSOR_NUMEL); hand-written TTIR gets sixteen times that. A type far beyond
+/// it (a fuzzer's `tensor<214748364764xi32>`) would ask every thread for a frame of
+/// hundreds of gigabytes.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 24;
+/// The most bytes of frame (the tensors alive at once) one program may need: each thread
+/// running programs allocates one.
+constexpr size_t kMaxFrameBytes = size_t(1) << 30;
+
+/// The elements of a static shape, or nullopt past `limit` (never overflowing).
+std::optional<int64_t> boundedElements(llvm::ArrayRef<int64_t> shape, int64_t limit) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > limit)
+      return std::nullopt;
+  return n;
+}
+
+std::string typeText(mlir::Type t) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  t.print(os);
+  return text;
+}
+} // namespace
+
+bool Lowerer::checkTensorSize(mlir::Type t, mlir::Operation *op) {
+  auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t);
+  if (!tensor || boundedElements(tensor.getShape(), kMaxTensorElements))
+    return true;
+  return error(op,
+               fmt::format("{} has more than {} elements, the most ttinterp holds in one tensor "
+                           "(Triton's own limit is 1048576)",
+                           typeText(t), kMaxTensorElements));
+}
+
 SlotId Lowerer::scratch(DType dtype, std::vector<int64_t> shape) {
   Slot s;
   s.dtype = dtype;
-  s.numel = 1;
-  for (int64_t d : shape)
-    s.numel *= d;
+  // Shapes reach here from types checkTensorSize passed, or scratch shapes made from them.
+  // Should one still overflow, it counts as a size whose bytes are far past kMaxFrameBytes
+  // (so the kernel is refused) and whose byte count cannot overflow in turn.
+  constexpr int64_t kTooMany = int64_t(1) << 40;
+  s.numel = boundedElements(shape, kTooMany).value_or(kTooMany);
   s.shape = std::move(shape);
   s.function = currentFunction_;
   program_.slots.push_back(std::move(s));
@@ -135,6 +174,8 @@ SlotId Lowerer::def(mlir::Value v, mlir::Operation *op) {
     error(op, "tensors of dynamic shape are not supported");
     return kNoSlot;
   }
+  if (!checkTensorSize(t, op))
+    return kNoSlot;
   SlotId s = scratch(*d, shapeOf(t));
   values_[v] = s;
   if (mlir::isa<mlir::OpResult>(v))
@@ -347,6 +388,8 @@ bool Lowerer::lowerFunction(mlir::Operation *op) {
     auto d = dtypeOf(t);
     if (!d)
       return error(op, "unsupported result type");
+    if (!checkTensorSize(t, op))
+      return false;
     function->results.push_back(scratch(*d, shapeOf(t)));
   }
   if (!lowerRegionInto(fn.getFunctionBody(), function->body))
@@ -424,6 +467,13 @@ std::unique_ptr<Kernel> Kernel::lower(mlir::FunctionOpInterface fn, std::string 
     program->parameterSlots.push_back(s);
   }
   layOutArena(*program, lowerer.sharableSlotLives());
+  if (program->arenaSize > kMaxFrameBytes) {
+    error = fmt::format("{}: error: kernel '{}' needs {} bytes of tensors alive at once in each "
+                        "program, more than ttinterp's limit of {}",
+                        frontend::describeLocation(fn.getLoc()), program->name, program->arenaSize,
+                        kMaxFrameBytes);
+    return nullptr;
+  }
   return std::unique_ptr<Kernel>(new Kernel(std::move(program)));
 }
 

@@ -172,6 +172,9 @@ public:
   /// Lowers the functions `callee` names (once) and returns its index.
   std::optional<uint32_t> function(mlir::Operation *callOp, llvm::StringRef callee);
 
+  /// False, with an error naming op, when `t` is a tensor type with more elements than
+  /// ttinterp holds in one tensor.
+  bool checkTensorSize(mlir::Type t, mlir::Operation *op);
   /// Records `LOCATION: error: message` for op; always returns false.
   bool error(mlir::Operation *op, const std::string &message);
   const std::string &errorMessage() const { return error_; }

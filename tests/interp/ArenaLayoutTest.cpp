@@ -227,3 +227,60 @@ TEST_CASE("an element-wise op in a loop never writes over a value of the block a
     for (size_t i = 0; i < 4; ++i)
       CHECK(out[r * 4 + i] == 2 * x[i]);
 }
+
+TEST_CASE("a tensor type too large to hold is a lowering error naming the op, not a frame") {
+  // An unused splat to 2^37.6 elements (a fuzzer's mutation): lowering it as it stood asked
+  // each thread for an 858 GB frame. Shapes whose element count overflows int64 likewise.
+  for (const char *shape :
+       {"214748364764", "16777217", "4611686018427387904x4", "3037000500x3037000500"}) {
+    CAPTURE(shape);
+    LoadedKernel k = loadKernel(kernel(subst(R"(
+    %c0 = arith.constant 0 : i32
+    %huge = tt.splat %c0 : i32 -> tensor<$SHAPExi32>
+    tt.store %ptrs, %x4 : tensor<4x!tt.ptr<f32>>)",
+                                             {{"$SHAPE", shape}})));
+    CHECK_FALSE(k.kernel);
+    CHECK(k.error.find("'tt.splat'") != std::string::npos);
+    CHECK(k.error.find("has more than 16777216 elements") != std::string::npos);
+  }
+  // 2^24 elements is the limit itself: allowed.
+  LoadedKernel atLimit = loadKernel(kernel(R"(
+    %c0 = arith.constant 0 : i32
+    %big = tt.splat %c0 : i32 -> tensor<16777216xi32>
+    tt.store %ptrs, %x4 : tensor<4x!tt.ptr<f32>>)"));
+  CHECK_MESSAGE(atLimit.kernel, atLimit.error);
+}
+
+TEST_CASE("a kernel whose tensors need over a gigabyte of frame per program is refused") {
+  // Values a loop carries keep bytes of their own: `count` carried tensors of 2^24 i64
+  // (128 MiB each) and the splat they start from, count + 1 blocks in all, plus a few hundred
+  // bytes of the rest. Lowered, never run: the frame is only counted.
+  auto carried = [](int count) {
+    std::string args, types, yields;
+    for (int i = 0; i < count; ++i) {
+      args += std::string(i ? ", " : "") + "%a" + std::to_string(i) + " = %z";
+      types += std::string(i ? ", " : "") + "tensor<16777216xi64>";
+      yields += std::string(i ? ", " : "") + "%a" + std::to_string(i);
+    }
+    return kernel(subst(R"(
+    %c0 = arith.constant 0 : i64
+    %z = tt.splat %c0 : i64 -> tensor<16777216xi64>
+    %lo = arith.constant 0 : i32
+    %hi = arith.constant 2 : i32
+    %step = arith.constant 1 : i32
+    %r:$COUNT = scf.for %i = %lo to %hi step %step iter_args($ARGS) -> ($TYPES) : i32 {
+      scf.yield $YIELDS : $TYPES
+    }
+    tt.store %ptrs, %x4 : tensor<4x!tt.ptr<f32>>)",
+                        {{"$COUNT", std::to_string(count)},
+                         {"$ARGS", args},
+                         {"$TYPES", types},
+                         {"$YIELDS", yields}}));
+  };
+  LoadedKernel fits = loadKernel(carried(6)); // 7 x 128 MiB = 896 MiB
+  CHECK_MESSAGE(fits.kernel, fits.error);
+  LoadedKernel tooBig = loadKernel(carried(7)); // 8 x 128 MiB = 1 GiB, and then the rest
+  CHECK_FALSE(tooBig.kernel);
+  CHECK(tooBig.error.find("kernel 'k' needs") != std::string::npos);
+  CHECK(tooBig.error.find("more than ttinterp's limit of 1073741824") != std::string::npos);
+}

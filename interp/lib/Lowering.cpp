@@ -146,6 +146,32 @@ bool Lowerer::checkTensorSize(mlir::Type t, mlir::Operation *op) {
                            typeText(t), kMaxTensorElements));
 }
 
+bool Lowerer::constantsFit(mlir::Operation *fn) {
+  size_t total = 0;
+  mlir::Operation *past = nullptr;
+  fn->walk([&](mlir::Operation *op) {
+    llvm::StringRef name = op->getName().getStringRef();
+    if (past || op->getNumResults() != 1 ||
+        (name != "arith.constant" && name != "tt.make_range" && name != "ub.poison"))
+      return;
+    auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
+    std::optional<DType> d = tensor ? dtypeOf(tensor) : std::nullopt;
+    std::optional<int64_t> n = tensor && tensor.hasStaticShape()
+                                   ? boundedElements(tensor.getShape(), kMaxTensorElements)
+                                   : std::nullopt;
+    if (!d || !n)
+      return; // not a constant that lowering makes bytes for (or refused when it comes)
+    total += size_t(*n) * computeSize(*d);
+    if (total > kMaxFrameBytes)
+      past = op;
+  });
+  if (!past)
+    return true;
+  return error(past, fmt::format("the kernel's tensor constants come to more than {} bytes, the "
+                                 "most a program's frame may hold",
+                                 kMaxFrameBytes));
+}
+
 SlotId Lowerer::scratch(DType dtype, std::vector<int64_t> shape) {
   Slot s;
   s.dtype = dtype;
@@ -383,6 +409,8 @@ bool Lowerer::lowerFunction(mlir::Operation *op) {
   functionOps_.push_back(op);
   currentFunction_ = index;
   function->body.site = site(op);
+  if (!constantsFit(op))
+    return false;
   fusion_.analyze(op);
   for (mlir::Type t : fn.getResultTypes()) {
     auto d = dtypeOf(t);

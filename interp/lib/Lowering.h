@@ -162,6 +162,11 @@ public:
   }
   /// Whether s holds constant bytes (written once per frame, never after).
   bool isConstant(SlotId s) const { return constantSlots_.contains(s); }
+  /// False, with an error naming the op that passes it, when the tensor constants of `fn`
+  /// (dense constants, ranges, poison) come to more than a frame may hold: counted before any
+  /// is lowered, since lowering makes their bytes, and a kernel of many large constants would
+  /// exhaust memory before the frame's size is known.
+  bool constantsFit(mlir::Operation *fn);
   /// Fills a slot with constant bytes once per frame.
   void constant(SlotId s, std::vector<uint8_t> bytes) {
     program_.constants.push_back({s, std::move(bytes)});

@@ -284,3 +284,17 @@ TEST_CASE("a kernel whose tensors need over a gigabyte of frame per program is r
   CHECK(tooBig.error.find("kernel 'k' needs") != std::string::npos);
   CHECK(tooBig.error.find("more than ttinterp's limit of 1073741824") != std::string::npos);
 }
+
+TEST_CASE("tensor constants over a gigabyte are refused before their bytes are made") {
+  // Nine 128 MiB constants: lowering each makes its bytes, so they are counted first; the
+  // ninth passes 1 GiB and is named. (The test would take 1 GiB if any were made.)
+  std::string body = "    %c0 = arith.constant 0 : i32\n";
+  for (int i = 0; i < 9; ++i)
+    body += "    %k" + std::to_string(i) + " = arith.constant dense<" + std::to_string(i) +
+            "> : tensor<16777216xi64>\n";
+  body += "    tt.store %ptrs, %x4 : tensor<4x!tt.ptr<f32>>";
+  LoadedKernel k = loadKernel(kernel(body));
+  CHECK_FALSE(k.kernel);
+  CHECK(k.error.find("'arith.constant'") != std::string::npos);
+  CHECK(k.error.find("tensor constants come to more than 1073741824 bytes") != std::string::npos);
+}

@@ -190,10 +190,7 @@ SlotId Lowerer::def(mlir::Value v, mlir::Operation *op) {
   mlir::Type t = v.getType();
   std::optional<DType> d = dtypeOf(t);
   if (!d) {
-    std::string ty;
-    llvm::raw_string_ostream os(ty);
-    t.print(os);
-    error(op, fmt::format("values of type {} are not supported by the interpreter", ty));
+    error(op, fmt::format("values of type {} are not supported by the interpreter", typeText(t)));
     return kNoSlot;
   }
   if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t); tensor && !tensor.hasStaticShape()) {

@@ -13,13 +13,6 @@ namespace ttinterp::frontend {
 
 namespace {
 
-template <typename T> std::string printed(T value) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  value.print(os);
-  return s;
-}
-
 /// The name of a name location (looking through a call site's callee), if any.
 std::optional<std::string> nameOf(Location loc) {
   if (auto name = llvm::dyn_cast<NameLoc>(loc))

@@ -91,8 +91,9 @@ std::vector<SlotLife> Lowerer::sharableSlotLives() const {
       SlotLife life{s, span->second.first, span->second.first, {}};
       if (auto it = overwritable_.find(s); it != overwritable_.end())
         for (SlotId operand : it->second)
-          // Only a value of this block: one from an enclosing block whose life ends here
-          // is read again when the loop holding this op runs its next iteration.
+          // Only a value of this block: one from an enclosing block is read again when the
+          // loop holding this op runs its next iteration. (Its life, counted to the end of
+          // the op holding this block, ends past this op anyway; the rule says so outright.)
           if (mlir::Value value = definedBy_.lookup(operand);
               value && value.getParentBlock() == def->getBlock())
             life.mayOverwrite.push_back(operand);

@@ -127,13 +127,6 @@ std::optional<int64_t> boundedElements(llvm::ArrayRef<int64_t> shape, int64_t li
       return std::nullopt;
   return n;
 }
-
-std::string typeText(mlir::Type t) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  t.print(os);
-  return text;
-}
 } // namespace
 
 bool Lowerer::checkTensorSize(mlir::Type t, mlir::Operation *op) {
@@ -143,7 +136,7 @@ bool Lowerer::checkTensorSize(mlir::Type t, mlir::Operation *op) {
   return error(op,
                fmt::format("{} has more than {} elements, the most ttinterp holds in one tensor "
                            "(Triton's own limit is 1048576)",
-                           typeText(t), kMaxTensorElements));
+                           frontend::printed(t), kMaxTensorElements));
 }
 
 bool Lowerer::constantsFit(mlir::Operation *fn) {
@@ -190,7 +183,8 @@ SlotId Lowerer::def(mlir::Value v, mlir::Operation *op) {
   mlir::Type t = v.getType();
   std::optional<DType> d = dtypeOf(t);
   if (!d) {
-    error(op, fmt::format("values of type {} are not supported by the interpreter", typeText(t)));
+    error(op, fmt::format("values of type {} are not supported by the interpreter",
+                          frontend::printed(t)));
     return kNoSlot;
   }
   if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(t); tensor && !tensor.hasStaticShape()) {

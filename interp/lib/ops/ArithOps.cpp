@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "ArithFunctors.h"
 #include "OpSupport.h"
+#include "ttinterp/frontend/Frontend.h"
 
 #include "llvm/ADT/APFloat.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
 
@@ -51,10 +51,8 @@ bool lowerConstant(mlir::Operation *op, Lowerer &L) {
   if (auto dense = mlir::dyn_cast_or_null<mlir::DenseElementsAttr>(op->getAttr("value"));
       dense &&
       !mlir::isa<mlir::IntegerType, mlir::IndexType, mlir::FloatType>(dense.getElementType())) {
-    std::string type;
-    llvm::raw_string_ostream os(type);
-    dense.getElementType().print(os);
-    return L.error(op, fmt::format("dense constants of element type {} are not supported", type));
+    return L.error(op, fmt::format("dense constants of element type {} are not supported",
+                                   frontend::printed(dense.getElementType())));
   }
   // `dense<32>` feeding only ops that take a splat's scalar (`ptrs + 32`) is
   // held as that one scalar, like a tt.splat.

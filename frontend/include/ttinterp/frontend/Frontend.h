@@ -28,6 +28,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <map>
@@ -86,6 +87,14 @@ mlir::OwningOpRef<mlir::ModuleOp> loadTTIRFile(mlir::MLIRContext &ctx, llvm::Str
 /// a call site (inlined code) reads "callee-pos (inlined at caller-pos)". Empty when `loc`
 /// holds no file location.
 std::string describeLocation(mlir::Location loc);
+
+/// An MLIR type, attribute or value as MLIR prints it ("tensor<64xf32>").
+template <typename T> std::string printed(T value) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  value.print(os);
+  return s;
+}
 
 //===----------------------------------------------------------------------===//
 // Signatures

@@ -14,7 +14,8 @@
 // it in every iteration), and a read by an op that is not emitted where it stands counts
 // where its own results are read: ops whose results fused accesses take over (Fusion.h)
 // and the element-wise op a store runs (ContiguousAccess::producer) read their operands
-// at the store. Scalars never share: they are small, and fused accesses read them.
+// at the store. The ops of an element-wise chain are numbered where its root runs (see
+// OpNumbers). Scalars never share: they are small, and fused accesses read them.
 //
 //===----------------------------------------------------------------------===//
 #include "ArenaLayout.h"
@@ -31,12 +32,33 @@
 namespace ttinterp::interp {
 
 namespace {
-/// Pre-order numbers of a function's ops: each op's own and the last of its subtree.
+/// Pre-order numbers of a function's ops, in the order they run: each op's own and the
+/// last of its subtree. The ops of an element-wise chain run at its root, or at the store
+/// its root is forwarded to (Fusion.h): they are numbered there, in chain order, so their
+/// results live from where they are really made to where they are really read.
 struct OpNumbers {
+  explicit OpNumbers(const FusionPlan &fusion) : fusion(fusion) {}
+
+  const FusionPlan &fusion;
   llvm::DenseMap<mlir::Operation *, std::pair<uint64_t, uint64_t>> span;
   uint64_t next = 0;
 
+  void numberChainAt(mlir::Operation *root) {
+    for (mlir::Operation *op : fusion.chain(root)->ops)
+      span[op] = {next, next}, ++next;
+  }
+
   void number(mlir::Operation *op) {
+    bool chainRoot = fusion.chain(op);
+    if (fusion.chainRoot(op) || (chainRoot && fusion.forwarded(op)))
+      return; // numbered where it runs
+    if (const ContiguousAccess *a = fusion.access(op);
+        a && a->producer && fusion.chain(a->producer))
+      numberChainAt(a->producer);
+    if (chainRoot) {
+      numberChainAt(op);
+      return;
+    }
     uint64_t first = next++;
     for (mlir::Region &region : op->getRegions())
       for (mlir::Block &block : region)
@@ -48,17 +70,19 @@ struct OpNumbers {
 } // namespace
 
 void Lowerer::collectReaders(mlir::Value v, llvm::SmallVectorImpl<mlir::Operation *> &readers,
-                             llvm::DenseSet<mlir::Operation *> &seen) const {
+                             llvm::DenseSet<mlir::Operation *> &seen, bool throughChains) const {
   for (mlir::Operation *user : v.getUsers()) {
     if (!seen.insert(user).second)
       continue;
     readers.push_back(user);
     // Not emitted where it stands (or its results not materialised): whatever reads its
-    // results reads, in effect, its operands too.
-    bool passesOn = fusion_.forwarded(user) || fusion_.elided(user);
+    // results reads, in effect, its operands too. (A chain's root is numbered where it
+    // runs, at the store it may be forwarded to: OpNumbers.)
+    bool passesOn = (fusion_.forwarded(user) && !fusion_.chain(user)) || fusion_.elided(user) ||
+                    (throughChains && fusion_.chainRoot(user));
     for (mlir::Value r : user->getResults())
       if (passesOn || !values_.count(r))
-        collectReaders(r, readers, seen);
+        collectReaders(r, readers, seen, throughChains);
   }
 }
 
@@ -71,7 +95,7 @@ std::vector<SlotLife> Lowerer::sharableSlotLives() const {
       slotsOf[program_.slots[s].function].push_back(s);
   for (size_t f = 0; f < functionOps_.size(); ++f) {
     mlir::Operation *fn = functionOps_[f];
-    OpNumbers numbers;
+    OpNumbers numbers(fusion_);
     numbers.number(fn);
     llvm::DenseSet<SlotId> handedOver;
     fn->walk([&](mlir::Operation *op) {
@@ -99,7 +123,11 @@ std::vector<SlotLife> Lowerer::sharableSlotLives() const {
             life.mayOverwrite.push_back(operand);
       llvm::SmallVector<mlir::Operation *> readers;
       llvm::DenseSet<mlir::Operation *> seen;
-      collectReaders(v, readers, seen);
+      // The value of a chain's op is read by the next op of the chain, where that runs. A
+      // compiled chain reads none of them and writes only its result, so what the chain
+      // reads from outside lives to its root: the root's result never takes the bytes of a
+      // value the compiled loop has still to read (ElementwiseChain.h).
+      collectReaders(v, readers, seen, /*throughChains=*/!fusion_.chainRoot(def));
       bool traced = true;
       for (mlir::Operation *reader : readers) {
         mlir::Operation *holder = def->getBlock()->findAncestorOpInBlock(*reader);

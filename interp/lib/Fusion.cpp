@@ -135,9 +135,63 @@ mlir::Operation *storeProducer(mlir::Operation *store) {
   return laidOutAsMemory ? def : nullptr;
 }
 
+/// Whether `op` can be a link of an element-wise chain: an f32 tensor op of the kinds
+/// ChainCode holds, with its operands lane by lane (a select's mask a tensor, not a scalar).
+bool chainable(mlir::Operation *op) {
+  if (!op || op->getNumResults() != 1)
+    return false;
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.getElementType().isF32())
+    return false;
+  if (is(op, "arith.select"))
+    return mlir::isa<mlir::RankedTensorType>(op->getOperand(0).getType());
+  return is(op, "arith.addf") || is(op, "arith.subf") || is(op, "arith.mulf") ||
+         is(op, "arith.divf") || is(op, "arith.negf");
+}
+
+/// The chain op that `op`'s result feeds, when no other op reads it (`x * x` reads it
+/// twice) and it is in the same block.
+mlir::Operation *nextLink(mlir::Operation *op) {
+  mlir::Value v = op->getResult(0);
+  if (v.use_empty())
+    return nullptr;
+  mlir::Operation *user = *v.user_begin();
+  for (mlir::Operation *other : v.getUsers())
+    if (other != user)
+      return nullptr;
+  return chainable(user) && user->getBlock() == op->getBlock() ? user : nullptr;
+}
+
 } // namespace
 
+void FusionPlan::findChains(mlir::Operation *function) {
+  function->walk([&](mlir::Operation *root) {
+    if (!chainable(root) || nextLink(root))
+      return;
+    ElementwiseChain chain;
+    llvm::SmallVector<mlir::Operation *, 8> pending{root};
+    while (!pending.empty()) {
+      mlir::Operation *op = pending.pop_back_val();
+      chain.ops.push_back(op);
+      for (mlir::Value operand : op->getOperands())
+        if (mlir::Operation *def = operand.getDefiningOp();
+            def && chainable(def) && nextLink(def) == op && !llvm::is_contained(pending, def) &&
+            !llvm::is_contained(chain.ops, def))
+          pending.push_back(def);
+    }
+    if (chain.ops.size() < 2)
+      return;
+    llvm::sort(chain.ops,
+               [](mlir::Operation *a, mlir::Operation *b) { return a->isBeforeInBlock(b); });
+    for (mlir::Operation *op : chain.ops)
+      if (op != root)
+        chained_[op] = root;
+    chains_[root] = std::move(chain);
+  });
+}
+
 void FusionPlan::analyze(mlir::Operation *function) {
+  findChains(function);
   llvm::SmallVector<mlir::Operation *> chainOps;
   function->walk([&](mlir::Operation *op) {
     if (std::optional<RangeCompare> c = matchRangeCompare(op)) {

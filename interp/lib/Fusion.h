@@ -15,6 +15,10 @@
 // its result: a whole block is computed straight into the shadow (or the
 // caller's memory, in place) instead of into a block that the store copies.
 //
+// An element-wise chain (`(x - mean) * rstd * w + b`: f32 arithmetic and selects of one
+// block, each op's result used only by the next op of the chain) is run by its last op,
+// as one instruction that ChainCompiler.h can compile into one loop.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -78,6 +82,13 @@ inline std::optional<int64_t> rangePrefix(int32_t start, int64_t rangeStart, int
   return std::clamp<int64_t>(limit - first, 0, n);
 }
 
+/// f32 tensor ops of one block (arith.addf/subf/mulf/divf/negf, arith.select of a
+/// tensor mask) in block order; each but the last has one use, by a later op of the chain.
+/// The last op (the root) runs them all (ElementwiseChain.h).
+struct ElementwiseChain {
+  llvm::SmallVector<mlir::Operation *, 8> ops;
+};
+
 class FusionPlan {
 public:
   /// Finds the fusable accesses of one function's body (nested regions included).
@@ -98,11 +109,24 @@ public:
   /// lowered, but emitted by the store instead of where they stand.
   bool forwarded(mlir::Operation *op) const { return forwarded_.contains(op); }
 
+  /// The chain whose root `op` is, or null.
+  const ElementwiseChain *chain(mlir::Operation *op) const {
+    auto it = chains_.find(op);
+    return it == chains_.end() ? nullptr : &it->second;
+  }
+  /// For an op of a chain other than its root: the root, which runs it (lowered aside,
+  /// like a forwarded op). Null for any other op.
+  mlir::Operation *chainRoot(mlir::Operation *op) const { return chained_.lookup(op); }
+
 private:
+  void findChains(mlir::Operation *function);
+
   llvm::DenseMap<mlir::Operation *, ContiguousAccess> accesses_;
   llvm::DenseMap<mlir::Operation *, RangeCompare> compares_;
   llvm::DenseSet<mlir::Operation *> elided_;
   llvm::DenseSet<mlir::Operation *> forwarded_;
+  llvm::DenseMap<mlir::Operation *, ElementwiseChain> chains_;
+  llvm::DenseMap<mlir::Operation *, mlir::Operation *> chained_;
 };
 
 } // namespace ttinterp::interp

@@ -2,6 +2,7 @@
 #include "Lowering.h"
 
 #include "AccessAnalysis.h"
+#include "ElementwiseChain.h"
 
 #include "ttinterp/frontend/Dialect.h"
 #include "ttinterp/frontend/Frontend.h"
@@ -302,13 +303,39 @@ bool Lowerer::lowerBlock(mlir::Block &block, Block &out,
       break;
     }
     // An op the fused store of its result runs is lowered aside (Fusion.h); should it
-    // lower to other than one instruction, it stays where it stands.
+    // lower to other than one instruction, it stays where it stands. So are the ops of an
+    // element-wise chain, which its root runs (ElementwiseChain.h).
     std::vector<Instr> aside;
     bool forwarded = fusion_.forwarded(&op);
-    if (forwarded)
+    mlir::Operation *chainRoot = fusion_.chainRoot(&op);
+    const ElementwiseChain *chain = fusion_.chain(&op);
+    if (forwarded || chainRoot || chain)
       current_ = &aside;
     bool lowered = fn(&op, *this);
     current_ = &out.instrs;
+    // Each op of a chain is one block kernel (ArithOps.cpp); the arena is laid out for the
+    // chain as one instruction where its root runs, so anything else is refused, not run.
+    if ((chainRoot || chain) && lowered && aside.size() != 1) {
+      ok = error(&op, "internal error: an op of an element-wise chain lowered to " +
+                          std::to_string(aside.size()) + " instructions");
+      break;
+    }
+    if (chainRoot && lowered) {
+      chainSteps_[chainRoot].push_back(aside.front());
+      continue;
+    }
+    if (chain && lowered) {
+      std::vector<Instr> steps = std::move(chainSteps_[&op]);
+      steps.push_back(aside.front());
+      aside.clear();
+      current_ = &aside;
+      bool emitted = emitChain(*chain, steps, *this);
+      current_ = &out.instrs;
+      if (!emitted) {
+        ok = error(&op, "internal error: the ops of an element-wise chain did not all lower");
+        break;
+      }
+    }
     if (forwarded && lowered && aside.size() == 1)
       forwardedInstrs_[&op] = aside.front();
     else

@@ -195,9 +195,10 @@ private:
   bool lowerTerminator(mlir::Operation *op, Block &out,
                        const llvm::DenseMap<mlir::Block *, uint32_t> &ids);
   bool lowerRegionInto(mlir::Region &region, Body &body);
-  /// The ops that read v, directly or through ops not emitted where they stand.
+  /// The ops that read v, directly or through ops not emitted where they stand (with
+  /// `throughChains`, also through the ops of element-wise chains, to their roots).
   void collectReaders(mlir::Value v, llvm::SmallVectorImpl<mlir::Operation *> &readers,
-                      llvm::DenseSet<mlir::Operation *> &seen) const;
+                      llvm::DenseSet<mlir::Operation *> &seen, bool throughChains) const;
 
   Program &program_;
   FusionPlan fusion_;
@@ -212,6 +213,8 @@ private:
   llvm::DenseMap<mlir::Operation *, mlir::Value> advancing_;
   llvm::DenseMap<mlir::Operation *, uint32_t> sites_;
   llvm::DenseMap<mlir::Operation *, Instr> forwardedInstrs_;
+  /// Per chain root: its other ops' instructions, lowered aside (FusionPlan::chainRoot).
+  llvm::DenseMap<mlir::Operation *, std::vector<Instr>> chainSteps_;
   llvm::StringMap<uint32_t> functionIds_;
   std::vector<Instr> *current_ = nullptr;
   uint32_t currentFunction_ = 0;

@@ -265,4 +265,7 @@ NB_MODULE(_ttinterp, m) {
            nb::arg("pad_nan"), nb::arg("threads"), nb::arg("hazards"), nb::arg("bounds"),
            nb::arg("max_steps"), nb::arg("in_place"),
            nb::arg("reachable") = std::vector<std::tuple<uint64_t, uint64_t, std::string>>());
+  // Benchmarks time compiled chains, not the compiler (interp::waitForChainCompilations).
+  m.def("wait_for_chain_compilations", &interp::waitForChainCompilations,
+        nb::call_guard<nb::gil_scoped_release>());
 }

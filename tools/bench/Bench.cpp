@@ -426,6 +426,9 @@ int main(int argc, char **argv) {
     std::vector<Phases> onePhases, manyPhases;
     cs.native(0, 1); // warm up caches and pages
     cs.interpreted(1, false);
+    // The warm-up ran enough lanes to ask for the kernel's chains to be compiled: time the
+    // compiled loops (TTINTERP_JIT=off times the interpreter alone).
+    interp::waitForChainCompilations();
     if (interpretedOnly) {
       std::vector<double> times;
       for (int r = 0; r < repeats; ++r)

@@ -127,6 +127,20 @@ private:
   std::unique_ptr<Program> program_;
 };
 
+/// How element-wise chains (a run of f32 arithmetic and selects in one block, each op
+/// used only by the next: docs/architecture.md, "Compiled chains") run. Off: op by op,
+/// interpreted. Background (the default): interpreted until a chain has run about two
+/// million lanes, then compiled by LLVM on a background thread and run as one loop from
+/// then on. Eager: compiled at a chain's first run, which waits for it (tests,
+/// benchmarks). The results are the same bits either way. The environment variable
+/// TTINTERP_JIT=off|background|eager sets the mode a process starts in.
+enum class ChainCompilation { Off, Background, Eager };
+void setChainCompilation(ChainCompilation mode);
+ChainCompilation chainCompilation();
+/// Returns once every compilation asked for so far has finished (benchmarks call it after
+/// their warm-up, so that what they time is the compiled loop).
+void waitForChainCompilations();
+
 /// The instruction set the vector kernels run with on this CPU (Highway's name for
 /// it, e.g. "AVX2"), chosen once at first use; benchmarks report it with figures.
 const char *vectorTarget();

@@ -1,0 +1,384 @@
+//===- ChainCompiler.cpp - Element-wise chains as LLVM IR, compiled by ORC's LLJIT -===//
+//
+// Why LLVM: the MLIR we parse with already links libLLVM, whose ORC JIT compiles a
+// chain's loop for the CPU it runs on (AVX-512 here, AVX2 or SSE elsewhere) in a few
+// milliseconds; nothing new to install, and the IR states IEEE semantics exactly.
+//
+// One compiler per process: a thread started on the first request compiles queued chains
+// one at a time. Compiled code lives as long as the process (a chain's loop is shared by
+// every kernel that has the same chain, by key), so a function pointer handed to a chain
+// never dangles, whatever outlives what.
+//
+//===----------------------------------------------------------------------===//
+#include "ChainCompiler.h"
+
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+#include <unordered_map>
+
+namespace ttinterp::interp {
+
+std::string ChainCode::key() const {
+  std::string k;
+  for (const Leaf &l : leaves) {
+    uint32_t bits;
+    std::memcpy(&bits, &l.constant, 4);
+    k += fmt::format("l{}:{:08x} ", int(l.kind), l.kind == Leaf::Constant ? bits : 0);
+  }
+  for (const Node &n : nodes)
+    k += fmt::format("n{}:{},{},{} ", int(n.op), n.operands[0], n.operands[1], n.operands[2]);
+  return k;
+}
+
+namespace {
+
+/// Lanes per iteration of the compiled loop: one AVX-512 register of f32, two of AVX2.
+constexpr unsigned kWidth = 16;
+
+std::atomic<uint64_t> loopsHandedOut{0};
+
+void handOver(ChainState &state, ChainFn fn) {
+  state.compiled.store(fn, std::memory_order_release);
+  loopsHandedOut.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::atomic<int> &modeFlag() {
+  static std::atomic<int> mode = [] {
+    const char *e = std::getenv("TTINTERP_JIT");
+    std::string v = e ? e : "";
+    if (v == "off" || v == "0")
+      return int(ChainCompilation::Off);
+    if (v == "eager")
+      return int(ChainCompilation::Eager);
+    return int(ChainCompilation::Background);
+  }();
+  return mode;
+}
+
+/// Emits one step of the loop, `width` lanes at `index` (1: the scalar tail).
+class LaneEmitter {
+public:
+  LaneEmitter(llvm::IRBuilder<> &b, const ChainCode &code, llvm::ArrayRef<llvm::Value *> pointers,
+              llvm::ArrayRef<llvm::Value *> scalars)
+      : b_(b), code_(code), pointers_(pointers), scalars_(scalars) {}
+
+  llvm::Value *result(llvm::Value *index, unsigned width) {
+    index_ = index;
+    width_ = width;
+    leafValues_.assign(code_.leaves.size(), nullptr);
+    nodeValues_.clear();
+    for (const ChainCode::Node &n : code_.nodes)
+      nodeValues_.push_back(node(n));
+    return nodeValues_.back();
+  }
+
+private:
+  llvm::Type *lanes(llvm::Type *element) const {
+    return width_ == 1 ? element : llvm::FixedVectorType::get(element, width_);
+  }
+  llvm::Value *broadcast(llvm::Value *v) const {
+    return width_ == 1 ? v : b_.CreateVectorSplat(width_, v);
+  }
+  llvm::Value *load(llvm::Type *element, unsigned bytes, size_t leaf) {
+    llvm::Value *offset = b_.CreateMul(index_, b_.getInt64(bytes));
+    llvm::Value *at = b_.CreateGEP(b_.getInt8Ty(), pointers_[leaf], offset);
+    return b_.CreateAlignedLoad(lanes(element), at, llvm::Align(1));
+  }
+  llvm::Value *leaf(size_t k) {
+    if (leafValues_[k])
+      return leafValues_[k];
+    const ChainCode::Leaf &l = code_.leaves[k];
+    llvm::Value *v = nullptr;
+    switch (l.kind) {
+    case ChainCode::Leaf::Tensor:
+      v = load(b_.getFloatTy(), 4, k);
+      break;
+    case ChainCode::Leaf::Scalar:
+      v = broadcast(scalars_[k]);
+      break;
+    case ChainCode::Leaf::Constant:
+      v = broadcast(llvm::ConstantFP::get(b_.getFloatTy(), l.constant));
+      break;
+    case ChainCode::Leaf::Mask:
+      v = b_.CreateICmpNE(load(b_.getInt8Ty(), 1, k),
+                          llvm::Constant::getNullValue(lanes(b_.getInt8Ty())));
+      break;
+    }
+    return leafValues_[k] = v;
+  }
+  llvm::Value *operand(int32_t ref) { return ref >= 0 ? nodeValues_[size_t(ref)] : leaf(~ref); }
+  llvm::Value *node(const ChainCode::Node &n) {
+    llvm::Value *a = operand(n.operands[0]);
+    switch (n.op) {
+    case ChainCode::Node::Add:
+      return b_.CreateFAdd(a, operand(n.operands[1]));
+    case ChainCode::Node::Sub:
+      return b_.CreateFSub(a, operand(n.operands[1]));
+    case ChainCode::Node::Mul:
+      return b_.CreateFMul(a, operand(n.operands[1]));
+    case ChainCode::Node::Div:
+      return b_.CreateFDiv(a, operand(n.operands[1]));
+    case ChainCode::Node::Neg:
+      return b_.CreateFNeg(a);
+    case ChainCode::Node::Select:
+      return b_.CreateSelect(a, operand(n.operands[1]), operand(n.operands[2]));
+    }
+    return nullptr;
+  }
+
+  llvm::IRBuilder<> &b_;
+  const ChainCode &code_;
+  llvm::ArrayRef<llvm::Value *> pointers_, scalars_;
+  llvm::Value *index_ = nullptr;
+  unsigned width_ = 1;
+  std::vector<llvm::Value *> leafValues_, nodeValues_;
+};
+
+/// `void name(const uint8_t *const *leaves, uint8_t *out, int64_t n)`: a loop of kWidth
+/// lanes, then a loop of one lane for the rest.
+void buildChainFunction(llvm::Module &m, const std::string &name, const ChainCode &code) {
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
+  auto *type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64}, false);
+  auto *fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::Value *leaves = fn->getArg(0), *out = fn->getArg(1), *n = fn->getArg(2);
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  auto *vectorLoop = llvm::BasicBlock::Create(ctx, "vector", fn);
+  auto *tailCheck = llvm::BasicBlock::Create(ctx, "tail.check", fn);
+  auto *tailLoop = llvm::BasicBlock::Create(ctx, "tail", fn);
+  auto *exit = llvm::BasicBlock::Create(ctx, "exit", fn);
+
+  b.SetInsertPoint(entry);
+  std::vector<llvm::Value *> pointers, scalars;
+  for (size_t k = 0; k < code.leaves.size(); ++k) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptr, leaves, k);
+    pointers.push_back(b.CreateLoad(ptr, slot));
+    scalars.push_back(code.leaves[k].kind == ChainCode::Leaf::Scalar
+                          ? b.CreateAlignedLoad(b.getFloatTy(), pointers.back(), llvm::Align(1))
+                          : nullptr);
+  }
+  llvm::Value *vectorEnd = b.CreateAnd(n, b.getInt64(~int64_t(kWidth - 1)));
+  b.CreateCondBr(b.CreateICmpSGT(vectorEnd, b.getInt64(0)), vectorLoop, tailCheck);
+
+  LaneEmitter lanes(b, code, pointers, scalars);
+  auto step = [&](llvm::BasicBlock *loop, llvm::BasicBlock *from, llvm::Value *start,
+                  unsigned width, llvm::Value *end, llvm::BasicBlock *after) {
+    b.SetInsertPoint(loop);
+    llvm::PHINode *i = b.CreatePHI(i64, 2);
+    i->addIncoming(start, from);
+    llvm::Value *r = lanes.result(i, width);
+    llvm::Value *at = b.CreateGEP(b.getInt8Ty(), out, b.CreateMul(i, b.getInt64(4)));
+    b.CreateAlignedStore(r, at, llvm::Align(1));
+    llvm::Value *next = b.CreateAdd(i, b.getInt64(width));
+    i->addIncoming(next, loop);
+    b.CreateCondBr(b.CreateICmpSLT(next, end), loop, after);
+  };
+  step(vectorLoop, entry, b.getInt64(0), kWidth, vectorEnd, tailCheck);
+
+  b.SetInsertPoint(tailCheck);
+  llvm::PHINode *tailStart = b.CreatePHI(i64, 2);
+  tailStart->addIncoming(b.getInt64(0), entry);
+  tailStart->addIncoming(vectorEnd, vectorLoop);
+  b.CreateCondBr(b.CreateICmpSLT(tailStart, n), tailLoop, exit);
+  step(tailLoop, tailCheck, tailStart, 1, n, exit);
+
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+}
+
+/// The process's compiler: the LLJIT, the loops compiled so far, and the background thread.
+class Compiler {
+public:
+  static Compiler &get() {
+    static Compiler compiler;
+    return compiler;
+  }
+
+  ChainFn compile(const ChainCode &code, std::string &error) {
+    std::lock_guard<std::mutex> lock(jitMutex_);
+    std::string key = code.key();
+    if (auto it = compiled_.find(key); it != compiled_.end())
+      return it->second;
+    if (!jit_ && !createJit(error))
+      return nullptr;
+    std::string name = fmt::format("ttinterp_chain_{}", compiled_.size());
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto module = std::make_unique<llvm::Module>(name, *context);
+    module->setDataLayout(jit_->getDataLayout());
+    buildChainFunction(*module, name, code);
+    std::string problems;
+    llvm::raw_string_ostream os(problems);
+    if (llvm::verifyModule(*module, &os)) {
+      error = "chain IR does not verify: " + problems;
+      return nullptr;
+    }
+    if (llvm::Error e =
+            jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
+      error = llvm::toString(std::move(e));
+      return nullptr;
+    }
+    auto symbol = jit_->lookup(name);
+    if (!symbol) {
+      error = llvm::toString(symbol.takeError());
+      return nullptr;
+    }
+    ChainFn fn = symbol->toPtr<ChainFn>();
+    compiled_.emplace(std::move(key), fn);
+    return fn;
+  }
+
+  /// Queues a chain for the background thread (started on first use).
+  void request(std::shared_ptr<ChainState> state) {
+    if (getpid() != pid_)
+      return; // a forked child: the parent's thread is not here, and its locks may be held
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(std::move(state));
+    if (!thread_.joinable())
+      thread_ = std::thread([this] { serve(); });
+    wake_.notify_one();
+  }
+
+  void waitIdle() {
+    if (getpid() != pid_)
+      return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  }
+
+  /// Whether this process may compile (not a child forked while a compilation could hold
+  /// the compiler's locks).
+  bool usable() const { return getpid() == pid_; }
+
+  ~Compiler() {
+    if (getpid() != pid_) {
+      // A forked child: the thread is the parent's, and it may have held the lock.
+      if (thread_.joinable())
+        thread_.detach();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+      wake_.notify_one();
+    }
+    if (thread_.joinable())
+      thread_.join(); // after the compilation under way, if any
+    // jit_ is left to the process's end: compiled loops may still be reachable from
+    // kernels that other static objects hold.
+  }
+
+private:
+  Compiler() : pid_(getpid()) {}
+
+  bool createJit(std::string &error) {
+    static std::once_flag initialized;
+    std::call_once(initialized, [] {
+      llvm::InitializeNativeTarget();
+      llvm::InitializeNativeTargetAsmPrinter();
+    });
+    auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!machine) {
+      error = llvm::toString(machine.takeError());
+      return false;
+    }
+    // Exactly the ops of the IR: never a multiply-add the kernel did not ask for.
+    machine->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;
+    machine->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*machine)).create();
+    if (!jit) {
+      error = llvm::toString(jit.takeError());
+      return false;
+    }
+    jit_ = jit->release();
+    return true;
+  }
+
+  void serve() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_)
+        return;
+      std::shared_ptr<ChainState> state = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      std::string error;
+      // On failure the chain stays interpreted: the same results, only slower.
+      if (ChainFn fn = compile(state->code, error))
+        handOver(*state, fn);
+      state.reset();
+      lock.lock();
+      busy_ = false;
+      if (queue_.empty())
+        idle_.notify_all();
+    }
+  }
+
+  const pid_t pid_;
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<std::shared_ptr<ChainState>> queue_;
+  bool busy_ = false, stop_ = false;
+  std::thread thread_;
+
+  std::mutex jitMutex_;
+  llvm::orc::LLJIT *jit_ = nullptr;
+  std::unordered_map<std::string, ChainFn> compiled_;
+};
+
+} // namespace
+
+ChainFn compileChain(const ChainCode &code, std::string &error) {
+  return Compiler::get().compile(code, error);
+}
+
+void noteInterpretedRun(const std::shared_ptr<ChainState> &state, int64_t lanes) {
+  auto mode = ChainCompilation(modeFlag().load(std::memory_order_relaxed));
+  // Asked for already (and, eager, compiled or failed): no write to the shared line.
+  if (mode == ChainCompilation::Off || state->requested.load(std::memory_order_relaxed))
+    return;
+  if (mode == ChainCompilation::Background &&
+      state->lanesBeforeCompile.fetch_sub(lanes, std::memory_order_relaxed) > lanes)
+    return;
+  if (state->requested.exchange(true, std::memory_order_acq_rel))
+    return;
+  Compiler &compiler = Compiler::get();
+  if (!compiler.usable())
+    return;
+  if (mode == ChainCompilation::Background) {
+    compiler.request(state);
+    return;
+  }
+  std::string error;
+  if (ChainFn fn = compiler.compile(state->code, error))
+    handOver(*state, fn);
+}
+
+uint64_t chainsGivenLoops() { return loopsHandedOut.load(std::memory_order_relaxed); }
+
+void setChainCompilation(ChainCompilation mode) {
+  modeFlag().store(int(mode), std::memory_order_relaxed);
+}
+ChainCompilation chainCompilation() {
+  return ChainCompilation(modeFlag().load(std::memory_order_relaxed));
+}
+void waitForChainCompilations() { Compiler::get().waitIdle(); }
+
+} // namespace ttinterp::interp

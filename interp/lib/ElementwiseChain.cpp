@@ -1,0 +1,109 @@
+//===- ElementwiseChain.cpp - Running a chain interpreted, then compiled -===//
+#include "ElementwiseChain.h"
+
+#include "ChainCompiler.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <array>
+
+namespace ttinterp::interp {
+namespace {
+
+/// More leaves than this and the chain is never compiled (its steps still run as one
+/// instruction): the compiled loop's pointers are an array on the stack.
+constexpr size_t kMaxLeaves = 16;
+
+struct ChainPayload {
+  std::vector<Instr> steps;
+  std::shared_ptr<ChainState> state;
+  /// Per leaf, its operand of the instruction; -1 for a constant (in the code itself).
+  std::vector<int32_t> operandOfLeaf;
+};
+
+void chainKernel(Frame &f, const Instr &in) {
+  const ChainPayload &c = *static_cast<const ChainPayload *>(in.data);
+  if (ChainFn fn = c.state->compiled.load(std::memory_order_acquire)) {
+    std::array<const uint8_t *, kMaxLeaves> leaves{};
+    for (size_t k = 0; k < c.operandOfLeaf.size(); ++k)
+      if (int32_t operand = c.operandOfLeaf[k]; operand >= 0)
+        leaves[k] = f.storage[in.operands[operand]];
+    // The result's storage: its own block, or the destination a fused store points it at.
+    fn(leaves.data(), f.storage[in.results[0]], in.n);
+    return;
+  }
+  for (const Instr &step : c.steps)
+    step.fn(f, step);
+  noteInterpretedRun(c.state, in.n);
+}
+
+/// A splat constant's value, if `v` is one of f32.
+std::optional<float> splatConstant(mlir::Value v) {
+  mlir::Operation *def = v.getDefiningOp();
+  if (!def || def->getName().getStringRef() != "arith.constant")
+    return std::nullopt;
+  auto dense = def->getAttrOfType<mlir::DenseFPElementsAttr>("value");
+  if (!dense || !dense.isSplat() || !dense.getElementType().isF32())
+    return std::nullopt;
+  return dense.getSplatValue<float>();
+}
+
+} // namespace
+
+bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, Lowerer &L) {
+  if (steps.size() != chain.ops.size())
+    return false;
+  auto state = std::make_shared<ChainState>();
+  ChainCode &code = state->code;
+  ChainPayload payload;
+  std::vector<SlotId> operands;
+  llvm::DenseMap<mlir::Value, int32_t> refs; // chain results and leaves read so far
+  for (size_t i = 0; i < chain.ops.size(); ++i)
+    refs[chain.ops[i]->getResult(0)] = int32_t(i);
+  auto leafOf = [&](mlir::Value v) -> int32_t {
+    if (auto it = refs.find(v); it != refs.end())
+      return it->second;
+    ChainCode::Leaf leaf;
+    int32_t operand = -1;
+    auto type = mlir::cast<mlir::RankedTensorType>(v.getType());
+    if (std::optional<float> c = splatConstant(v)) {
+      leaf.kind = ChainCode::Leaf::Constant;
+      leaf.constant = *c;
+    } else {
+      std::optional<SlotId> scalar = L.splatOf(v);
+      leaf.kind = type.getElementType().isInteger(1) ? ChainCode::Leaf::Mask
+                  : scalar                           ? ChainCode::Leaf::Scalar
+                                                     : ChainCode::Leaf::Tensor;
+      operand = int32_t(operands.size());
+      operands.push_back(scalar.value_or(L.use(v)));
+    }
+    int32_t ref = ~int32_t(code.leaves.size());
+    code.leaves.push_back(leaf);
+    payload.operandOfLeaf.push_back(operand);
+    return refs[v] = ref;
+  };
+  for (mlir::Operation *op : chain.ops) {
+    llvm::StringRef name = op->getName().getStringRef();
+    ChainCode::Node node;
+    node.op = name == "arith.addf"   ? ChainCode::Node::Add
+              : name == "arith.subf" ? ChainCode::Node::Sub
+              : name == "arith.mulf" ? ChainCode::Node::Mul
+              : name == "arith.divf" ? ChainCode::Node::Div
+              : name == "arith.negf" ? ChainCode::Node::Neg
+                                     : ChainCode::Node::Select;
+    for (unsigned k = 0; k < op->getNumOperands() && k < 3; ++k)
+      node.operands[k] = leafOf(op->getOperand(k));
+    code.nodes.push_back(node);
+  }
+  if (code.leaves.size() > kMaxLeaves)
+    state->requested = true; // as if asked for already: it is never compiled
+  payload.steps = steps;
+  const Instr &root = steps.back();
+  payload.state = std::move(state);
+  L.emit(chain.ops.back(), &chainKernel, operands, {root.results[0]}, L.keep(std::move(payload)));
+  return true;
+}
+
+} // namespace ttinterp::interp

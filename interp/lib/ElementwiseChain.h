@@ -1,0 +1,22 @@
+//===- ElementwiseChain.h - The instruction that runs an element-wise chain -*- C++ -*-===//
+//
+// A chain (Fusion.h) is lowered op by op as usual, aside; its root then emits one
+// instruction holding those steps. It runs them in order, each a block kernel over the
+// frame as if unfused, until ChainCompiler.h has compiled the chain, and from then on the
+// compiled loop, which reads the chain's leaves and writes only its result.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Fusion.h"
+#include "Lowering.h"
+
+namespace ttinterp::interp {
+
+/// Emits (through L, at `chain`'s root) the one instruction that runs `steps`: the chain's
+/// ops lowered aside, in block order, one instruction each. False, emitting nothing, when
+/// the steps are not one per op. The arena was laid out for the chain running as one
+/// instruction where its root runs, so the caller must then fail the lowering.
+bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, Lowerer &L);
+
+} // namespace ttinterp::interp

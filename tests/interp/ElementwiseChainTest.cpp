@@ -1,0 +1,366 @@
+//===- ElementwiseChainTest.cpp - Element-wise chains, interpreted and compiled -===//
+//
+// A chain of f32 ops (Fusion.h) runs as one instruction: its steps interpreted, or the
+// loop ChainCompiler.h compiles. Each kernel here runs with compilation off and eager
+// (and once in the background), over ordinary values and IEEE's special ones (signed
+// zeros, subnormals, infinities, NaNs, the largest finite value), and every lane must
+// hold the bits that the same IEEE operations give in plain C++, one at a time.
+//
+//===----------------------------------------------------------------------===//
+#include "Harness.h"
+
+#include "ChainCompiler.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace ttinterp;
+using namespace ttinterp::test;
+
+namespace {
+
+/// Sets a compilation mode for one scope.
+struct Mode {
+  interp::ChainCompilation saved = interp::chainCompilation();
+  explicit Mode(interp::ChainCompilation mode) { interp::setChainCompilation(mode); }
+  ~Mode() { interp::setChainCompilation(saved); }
+};
+
+/// Equal bits, or both NaN: which NaN's payload an operation on two NaNs keeps is not
+/// specified (docs/semantics.md).
+bool sameFloat(float a, float b) {
+  if (std::isnan(a) && std::isnan(b))
+    return true;
+  uint32_t x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  return x == y;
+}
+
+/// Ordinary values in [-8, 8) with IEEE's special values mixed in.
+std::vector<float> values(size_t n, uint32_t seed) {
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            std::numeric_limits<float>::denorm_min(),
+                            -1e-40f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::max(),
+                            -std::numeric_limits<float>::max(),
+                            1.0f,
+                            0.5f};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> ordinary(-8.0f, 8.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = rng() % 4 == 0 ? specials[rng() % std::size(specials)] : ordinary(rng);
+  return v;
+}
+
+/// Program p works on lanes [B p, B p + B) below n. Two chains:
+///   t6 = -(y > 0 ? (x - s) * y : x) / y + 0.5, stored to out1 (the store runs the chain);
+///   u3 = (m ? x * x : 0) + y, stored to out2 and, times s, to out3 (so the chain's result
+///   is its own block, which the store copies).
+std::string chainKernel(int64_t block) {
+  return subst(R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %out1: !tt.ptr<f32>,
+                    %out2: !tt.ptr<f32>, %out3: !tt.ptr<f32>, %n: i32, %s: f32) {
+    %cB = arith.constant $B : i32
+    %pid = tt.get_program_id x : i32
+    %start = arith.muli %pid, %cB : i32
+    %r = tt.make_range {end = $B : i32, start = 0 : i32} : tensor<$Bxi32>
+    %ss = tt.splat %start : i32 -> tensor<$Bxi32>
+    %offs = arith.addi %ss, %r : tensor<$Bxi32>
+    %ns = tt.splat %n : i32 -> tensor<$Bxi32>
+    %m = arith.cmpi slt, %offs, %ns : tensor<$Bxi32>
+    %zero = arith.constant dense<0.0> : tensor<$Bxf32>
+    %half = arith.constant dense<0.5> : tensor<$Bxf32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<$Bx!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %offs : tensor<$Bx!tt.ptr<f32>>, tensor<$Bxi32>
+    %xv = tt.load %xp, %m, %zero : tensor<$Bx!tt.ptr<f32>>
+    %yb = tt.splat %y : !tt.ptr<f32> -> tensor<$Bx!tt.ptr<f32>>
+    %yp = tt.addptr %yb, %offs : tensor<$Bx!tt.ptr<f32>>, tensor<$Bxi32>
+    %yv = tt.load %yp, %m, %zero : tensor<$Bx!tt.ptr<f32>>
+    %sv = tt.splat %s : f32 -> tensor<$Bxf32>
+    %t1 = arith.subf %xv, %sv : tensor<$Bxf32>
+    %t2 = arith.mulf %t1, %yv : tensor<$Bxf32>
+    %pos = arith.cmpf ogt, %yv, %zero : tensor<$Bxf32>
+    %t3 = arith.select %pos, %t2, %xv : tensor<$Bxi1>, tensor<$Bxf32>
+    %t4 = arith.negf %t3 : tensor<$Bxf32>
+    %t5 = arith.divf %t4, %yv : tensor<$Bxf32>
+    %t6 = arith.addf %t5, %half : tensor<$Bxf32>
+    %o1b = tt.splat %out1 : !tt.ptr<f32> -> tensor<$Bx!tt.ptr<f32>>
+    %o1p = tt.addptr %o1b, %offs : tensor<$Bx!tt.ptr<f32>>, tensor<$Bxi32>
+    tt.store %o1p, %t6, %m : tensor<$Bx!tt.ptr<f32>>
+    %u1 = arith.mulf %xv, %xv : tensor<$Bxf32>
+    %u2 = arith.select %m, %u1, %zero : tensor<$Bxi1>, tensor<$Bxf32>
+    %u3 = arith.addf %u2, %yv : tensor<$Bxf32>
+    %o2b = tt.splat %out2 : !tt.ptr<f32> -> tensor<$Bx!tt.ptr<f32>>
+    %o2p = tt.addptr %o2b, %offs : tensor<$Bx!tt.ptr<f32>>, tensor<$Bxi32>
+    tt.store %o2p, %u3, %m : tensor<$Bx!tt.ptr<f32>>
+    %w = arith.mulf %u3, %sv : tensor<$Bxf32>
+    %o3b = tt.splat %out3 : !tt.ptr<f32> -> tensor<$Bx!tt.ptr<f32>>
+    %o3p = tt.addptr %o3b, %offs : tensor<$Bx!tt.ptr<f32>>, tensor<$Bxi32>
+    tt.store %o3p, %w, %m : tensor<$Bx!tt.ptr<f32>>
+    tt.return
+  }
+}
+)",
+               {{"$B", std::to_string(block)}});
+}
+
+struct Outputs {
+  std::vector<float> out1, out2, out3;
+};
+
+/// The kernel's outputs, one IEEE operation at a time; lanes at or past n keep `fill`.
+Outputs expected(const std::vector<float> &x, const std::vector<float> &y, size_t n, float s,
+                 float fill) {
+  Outputs o{std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill),
+            std::vector<float>(x.size(), fill)};
+  for (size_t i = 0; i < n; ++i) {
+    float t1 = x[i] - s;
+    float t2 = t1 * y[i];
+    float t3 = y[i] > 0.0f ? t2 : x[i];
+    float t4 = -t3;
+    float t5 = t4 / y[i];
+    o.out1[i] = t5 + 0.5f;
+    float u1 = x[i] * x[i];
+    float u3 = u1 + y[i];
+    o.out2[i] = u3;
+    o.out3[i] = u3 * s;
+  }
+  return o;
+}
+
+Outputs run(const interp::Kernel &k, std::vector<float> x, std::vector<float> y, size_t n, float s,
+            int64_t block, unsigned threads, float fill) {
+  Outputs o{std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill),
+            std::vector<float>(x.size(), fill)};
+  int64_t programs = int64_t(x.size()) / block;
+  LaunchResult r = launch(
+      k,
+      {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
+       pointer("out1", viewOf(o.out1, DType::F32)), pointer("out2", viewOf(o.out2, DType::F32)),
+       pointer("out3", viewOf(o.out3, DType::F32))},
+      {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), intArg(int64_t(n)), floatArg(s)},
+      {programs, 1, 1}, threads);
+  REQUIRE(r.error.empty());
+  REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+  return o;
+}
+
+void checkSame(const Outputs &got, const Outputs &want) {
+  size_t wrong = 0;
+  for (size_t i = 0; i < want.out1.size(); ++i) {
+    bool same = sameFloat(got.out1[i], want.out1[i]) && sameFloat(got.out2[i], want.out2[i]) &&
+                sameFloat(got.out3[i], want.out3[i]);
+    if (!same && wrong++ < 5) {
+      CAPTURE(i);
+      CAPTURE(got.out1[i]);
+      CAPTURE(want.out1[i]);
+      CAPTURE(got.out2[i]);
+      CAPTURE(want.out2[i]);
+      CAPTURE(got.out3[i]);
+      CAPTURE(want.out3[i]);
+      CHECK(same);
+    }
+  }
+  CHECK(wrong == 0);
+}
+
+} // namespace
+
+TEST_CASE("element-wise chains give every lane the IEEE bits, interpreted and compiled") {
+  // Blocks of 8 lanes run only the compiled loop's one-lane tail, 64 only its vector part,
+  // 1024 many vector steps; n leaves the last program a masked tail.
+  for (int64_t block : {8, 64, 1024})
+    for (interp::ChainCompilation mode :
+         {interp::ChainCompilation::Off, interp::ChainCompilation::Eager}) {
+      Mode scoped(mode);
+      CAPTURE(block);
+      CAPTURE(int(mode));
+      LoadedKernel k = loadKernel(chainKernel(block));
+      REQUIRE_MESSAGE(k.kernel, k.error);
+      const size_t size = size_t(block) * 6, n = size - size_t(block) / 2 - 1;
+      std::vector<float> x = values(size, 7), y = values(size, 8);
+      const float s = 0.3f; // not exact in binary: any other rounding shows
+      uint64_t loopsBefore = interp::chainsGivenLoops();
+      for (unsigned threads : {1u, 2u}) {
+        CAPTURE(threads);
+        checkSame(run(*k.kernel, x, y, n, s, block, threads, -7.0f), expected(x, y, n, s, -7.0f));
+      }
+      // Two chains of more than one op (t1..t6, u1..u3); %w is one op, left alone.
+      CHECK(interp::chainsGivenLoops() - loopsBefore ==
+            (mode == interp::ChainCompilation::Eager ? 2u : 0u));
+    }
+}
+
+TEST_CASE("a chain is compiled in the background once it has run enough lanes") {
+  Mode scoped(interp::ChainCompilation::Background);
+  const int64_t block = 1024;
+  LoadedKernel k = loadKernel(chainKernel(block));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  // 2^21 lanes per chain: the point at which a chain asks to be compiled.
+  const size_t size = size_t(1) << 21;
+  std::vector<float> x = values(size, 11), y = values(size, 12);
+  Outputs want = expected(x, y, size, 1.7f, 0.0f);
+  uint64_t loopsBefore = interp::chainsGivenLoops();
+  checkSame(run(*k.kernel, x, y, size, 1.7f, block, 2, 0.0f), want);
+  interp::waitForChainCompilations();
+  CHECK(interp::chainsGivenLoops() - loopsBefore == 2);
+  checkSame(run(*k.kernel, x, y, size, 1.7f, block, 2, 0.0f), want);
+}
+
+TEST_CASE("a chain counts as one instruction toward the step limit") {
+  // The block runs get_program_id, muli, the mask %m (a select reads it), two loads, the
+  // cmpf, the store that runs chain t1..t6, chain u1..u3, its store, and the store that runs
+  // %w: 10 instructions, 11 steps with the block itself. Op by op, the chains would be 7
+  // instructions more.
+  Mode scoped(interp::ChainCompilation::Off);
+  LoadedKernel k = loadKernel(chainKernel(8));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> x = values(8, 1), y = values(8, 2);
+  std::vector<float> o1(8), o2(8), o3(8);
+  auto limited = [&](uint64_t maxSteps) {
+    return launch(*k.kernel,
+                  {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
+                   pointer("out1", viewOf(o1, DType::F32)), pointer("out2", viewOf(o2, DType::F32)),
+                   pointer("out3", viewOf(o3, DType::F32))},
+                  {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), intArg(8), floatArg(1)},
+                  {1, 1, 1}, 1, maxSteps);
+  };
+  LaunchResult enough = limited(11);
+  CHECK(enough.error.empty());
+  CHECK_FALSE(enough.fault);
+  LaunchResult tooFew = limited(10);
+  REQUIRE(tooFew.fault);
+  CHECK(tooFew.fault->kind == "step_limit");
+}
+
+TEST_CASE("a compiled chain may write over the block it reads, lane for lane") {
+  // out is leaf 0's own bytes (the arena lays a result over an operand it reads last):
+  // r = (a * 3 - b) / a, 37 lanes (two vector steps and five single lanes).
+  interp::ChainCode code;
+  using Leaf = interp::ChainCode::Leaf;
+  using Node = interp::ChainCode::Node;
+  code.leaves = {{Leaf::Tensor, 0}, {Leaf::Constant, 3.0f}, {Leaf::Tensor, 0}};
+  code.nodes = {{Node::Mul, {~0, ~1, 0}}, {Node::Sub, {0, ~2, 0}}, {Node::Div, {1, ~0, 0}}};
+  std::string error;
+  interp::ChainFn fn = interp::compileChain(code, error);
+  REQUIRE_MESSAGE(bool(fn), error);
+  std::vector<float> a = values(37, 3), b = values(37, 4), want(37);
+  for (size_t i = 0; i < 37; ++i) {
+    float p = a[i] * 3.0f;
+    float d = p - b[i];
+    want[i] = d / a[i];
+  }
+  const uint8_t *leaves[3] = {reinterpret_cast<const uint8_t *>(a.data()), nullptr,
+                              reinterpret_cast<const uint8_t *>(b.data())};
+  fn(leaves, reinterpret_cast<uint8_t *>(a.data()), 37);
+  for (size_t i = 0; i < 37; ++i) {
+    CAPTURE(i);
+    CHECK(sameFloat(a[i], want[i]));
+  }
+  // The same code is the same loop.
+  CHECK(bool(interp::compileChain(code, error) == fn));
+}
+
+TEST_CASE("a forked child runs the loops its parent compiled, and compiles nothing itself") {
+  // The parent's compiler may hold its locks at the fork (its thread is not in the child):
+  // the child must neither wait for it nor call into it, yet still get every lane right.
+  Mode scoped(interp::ChainCompilation::Eager);
+  const int64_t block = 64;
+  LoadedKernel parentKernel = loadKernel(chainKernel(block));
+  REQUIRE_MESSAGE(parentKernel.kernel, parentKernel.error);
+  const size_t size = 256, n = 250;
+  std::vector<float> x = values(size, 21), y = values(size, 22);
+  Outputs want = expected(x, y, n, 0.3f, -7.0f);
+  uint64_t before = interp::chainsGivenLoops();
+  checkSame(run(*parentKernel.kernel, x, y, n, 0.3f, block, 1, -7.0f), want);
+  REQUIRE(interp::chainsGivenLoops() - before == 2);
+
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    auto same = [&](const Outputs &got) {
+      for (size_t i = 0; i < size; ++i)
+        if (!sameFloat(got.out1[i], want.out1[i]) || !sameFloat(got.out2[i], want.out2[i]) ||
+            !sameFloat(got.out3[i], want.out3[i]))
+          return false;
+      return true;
+    };
+    int status = 0;
+    uint64_t inChild = interp::chainsGivenLoops();
+    if (!same(run(*parentKernel.kernel, x, y, n, 0.3f, block, 2, -7.0f)))
+      status |= 1; // the parent's loops, run in the child
+    LoadedKernel fresh = loadKernel(chainKernel(block));
+    if (!fresh.kernel || !same(run(*fresh.kernel, x, y, n, 0.3f, block, 1, -7.0f)))
+      status |= 2; // a kernel lowered in the child, interpreted
+    if (interp::chainsGivenLoops() != inChild)
+      status |= 4;                      // the child compiled
+    interp::waitForChainCompilations(); // returns at once in a child
+    _exit(status);
+  }
+  int status = -1;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("a chain of more than 16 outside values stays interpreted, as one instruction") {
+  // v = x * 1.5 + s0 + s1 + ... + s16 reads 19 values from outside (x, the constant 1.5 and 17
+  // splatted scalars), more than a compiled loop takes; every lane still gets the sum in order.
+  Mode scoped(interp::ChainCompilation::Eager);
+  std::string params, body = "    %v = arith.mulf %xv, %c15 : tensor<8xf32>\n";
+  std::string last = "%v";
+  for (int i = 0; i < 17; ++i) {
+    std::string s = "%s" + std::to_string(i), splat = "%sp" + std::to_string(i),
+                next = "%a" + std::to_string(i);
+    params += ", " + s + ": f32";
+    body += "    " + splat + " = tt.splat " + s + " : f32 -> tensor<8xf32>\n";
+    body += "    " + next + " = arith.addf " + last + ", " + splat + " : tensor<8xf32>\n";
+    last = next;
+  }
+  LoadedKernel k = loadKernel(subst(R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>$PARAMS) {
+    %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %r : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    %xv = tt.load %xp : tensor<8x!tt.ptr<f32>>
+    %c15 = arith.constant dense<1.5> : tensor<8xf32>
+$BODY
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    tt.store %op, $LAST : tensor<8x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)",
+                                    {{"$PARAMS", params}, {"$BODY", body}, {"$LAST", last}}));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> x = values(8, 31), out(8, -1.0f);
+  std::vector<interp::ArgumentValue> args = {ptrArg(0), ptrArg(1)};
+  for (int i = 0; i < 17; ++i)
+    args.push_back(floatArg(0.1 * (i + 1)));
+  uint64_t before = interp::chainsGivenLoops();
+  LaunchResult r = launch(
+      *k.kernel, {pointer("x", viewOf(x, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+      args, {1, 1, 1}, 1, /*maxSteps=*/3); // the load, the chain run by the store; the block
+  REQUIRE(r.error.empty());
+  REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+  CHECK(interp::chainsGivenLoops() == before);
+  for (size_t i = 0; i < 8; ++i) {
+    float v = x[i] * 1.5f;
+    for (int j = 0; j < 17; ++j)
+      v = v + float(0.1 * (j + 1));
+    CAPTURE(i);
+    CHECK(sameFloat(out[i], v));
+  }
+}

@@ -15,6 +15,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -40,7 +41,8 @@ std::string ChainCode::key() const {
     k += fmt::format("l{}:{:08x} ", int(l.kind), l.kind == Leaf::Constant ? bits : 0);
   }
   for (const Node &n : nodes)
-    k += fmt::format("n{}:{},{},{} ", int(n.op), n.operands[0], n.operands[1], n.operands[2]);
+    k += fmt::format("n{}.{}:{},{},{} ", int(n.op), int(n.predicate), n.operands[0], n.operands[1],
+                     n.operands[2]);
   return k;
 }
 
@@ -67,6 +69,17 @@ std::atomic<int> &modeFlag() {
     return int(ChainCompilation::Background);
   }();
   return mode;
+}
+
+/// LLVM's predicate for arith.cmpf's (CmpFPredicate numbers them false, oeq, ogt, oge, olt,
+/// ole, one, ord, ueq, ugt, uge, ult, ule, une, uno, true; LLVM puts uno before ueq).
+llvm::CmpInst::Predicate fcmpPredicate(uint8_t arith) {
+  using P = llvm::CmpInst::Predicate;
+  static const P predicates[16] = {P::FCMP_FALSE, P::FCMP_OEQ, P::FCMP_OGT, P::FCMP_OGE,
+                                   P::FCMP_OLT,   P::FCMP_OLE, P::FCMP_ONE, P::FCMP_ORD,
+                                   P::FCMP_UEQ,   P::FCMP_UGT, P::FCMP_UGE, P::FCMP_ULT,
+                                   P::FCMP_ULE,   P::FCMP_UNE, P::FCMP_UNO, P::FCMP_TRUE};
+  return predicates[arith & 15];
 }
 
 /// Emits one step of the loop, `width` lanes at `index` (1: the scalar tail).
@@ -136,8 +149,41 @@ private:
       return b_.CreateFNeg(a);
     case ChainCode::Node::Select:
       return b_.CreateSelect(a, operand(n.operands[1]), operand(n.operands[2]));
+    case ChainCode::Node::Compare:
+      return b_.CreateFCmp(fcmpPredicate(n.predicate), a, operand(n.operands[1]));
+    case ChainCode::Node::MaxNum:
+      return maxNum(a, operand(n.operands[1]), true);
+    case ChainCode::Node::MinNum:
+      return maxNum(a, operand(n.operands[1]), false);
+    case ChainCode::Node::Maximum:
+    case ChainCode::Node::Minimum: {
+      llvm::Value *b = operand(n.operands[1]);
+      llvm::Value *quietNaN = broadcast(llvm::ConstantFP::getQNaN(b_.getFloatTy()));
+      return b_.CreateSelect(b_.CreateFCmpUNO(a, b), quietNaN,
+                             maxNum(a, b, n.op == ChainCode::Node::Maximum));
+    }
+    case ChainCode::Node::Sqrt:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a);
+    case ChainCode::Node::RSqrt:
+      return b_.CreateFDiv(broadcast(llvm::ConstantFP::get(b_.getFloatTy(), 1.0)),
+                           b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a));
+    case ChainCode::Node::Abs:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
     }
     return nullptr;
+  }
+
+  /// ArithFunctors.h's maxNum (minNum when !max) as selects, so the bits are its bits:
+  /// `a == b ? (signbit(a) ? b : a) : (a > b ? a : b)`, then a NaN operand gives the other.
+  llvm::Value *maxNum(llvm::Value *a, llvm::Value *b, bool max) {
+    llvm::Value *negative = b_.CreateICmpSLT(b_.CreateBitCast(a, lanes(b_.getInt32Ty())),
+                                             llvm::Constant::getNullValue(lanes(b_.getInt32Ty())));
+    llvm::Value *zeros = max ? b_.CreateSelect(negative, b, a) : b_.CreateSelect(negative, a, b);
+    llvm::Value *ordered = max ? b_.CreateSelect(b_.CreateFCmpOGT(a, b), a, b)
+                               : b_.CreateSelect(b_.CreateFCmpOLT(a, b), a, b);
+    llvm::Value *r = b_.CreateSelect(b_.CreateFCmpOEQ(a, b), zeros, ordered);
+    r = b_.CreateSelect(b_.CreateFCmpUNO(b, b), a, r);
+    return b_.CreateSelect(b_.CreateFCmpUNO(a, a), b, r);
   }
 
   llvm::IRBuilder<> &b_;

@@ -38,8 +38,26 @@ struct ChainCode {
     } kind = Tensor;
     float constant = 0;
   };
+  /// Each op as ttinterp's block kernel defines it (ArithFunctors.h, MathOps.cpp): the IEEE
+  /// operations, maxNum/minNum ordering -0 below +0, maximum/minimum giving the quiet NaN.
   struct Node {
-    enum Op : uint8_t { Add, Sub, Mul, Div, Neg, Select } op = Add;
+    enum Op : uint8_t {
+      Add,
+      Sub,
+      Mul,
+      Div,
+      Neg,
+      Select,
+      Compare, ///< arith.cmpf, `predicate` its CmpFPredicate number: a mask
+      MaxNum,
+      MinNum,
+      Maximum,
+      Minimum,
+      Sqrt,
+      RSqrt,
+      Abs,
+    } op = Add;
+    uint8_t predicate = 0;
     /// Operands: a node's index, or ~k for leaf k. Select is (mask, taken, otherwise).
     int32_t operands[3] = {0, 0, 0};
   };

@@ -52,6 +52,23 @@ std::optional<float> splatConstant(mlir::Value v) {
 
 } // namespace
 
+std::optional<ChainCode::Node::Op> chainNodeOp(llvm::StringRef name) {
+  using Node = ChainCode::Node;
+  static const std::pair<llvm::StringRef, Node::Op> ops[] = {
+      {"arith.addf", Node::Add},         {"arith.subf", Node::Sub},
+      {"arith.mulf", Node::Mul},         {"arith.divf", Node::Div},
+      {"arith.negf", Node::Neg},         {"arith.select", Node::Select},
+      {"arith.cmpf", Node::Compare},     {"arith.maxnumf", Node::MaxNum},
+      {"arith.minnumf", Node::MinNum},   {"arith.maximumf", Node::Maximum},
+      {"arith.minimumf", Node::Minimum}, {"math.sqrt", Node::Sqrt},
+      {"tt.precise_sqrt", Node::Sqrt},   {"math.rsqrt", Node::RSqrt},
+      {"math.absf", Node::Abs}};
+  for (const auto &[opName, op] : ops)
+    if (opName == name)
+      return op;
+  return std::nullopt;
+}
+
 bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, Lowerer &L) {
   if (steps.size() != chain.ops.size())
     return false;
@@ -85,14 +102,10 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
     return refs[v] = ref;
   };
   for (mlir::Operation *op : chain.ops) {
-    llvm::StringRef name = op->getName().getStringRef();
     ChainCode::Node node;
-    node.op = name == "arith.addf"   ? ChainCode::Node::Add
-              : name == "arith.subf" ? ChainCode::Node::Sub
-              : name == "arith.mulf" ? ChainCode::Node::Mul
-              : name == "arith.divf" ? ChainCode::Node::Div
-              : name == "arith.negf" ? ChainCode::Node::Neg
-                                     : ChainCode::Node::Select;
+    node.op = *chainNodeOp(op->getName().getStringRef()); // FusionPlan chains only these
+    if (node.op == ChainCode::Node::Compare)
+      node.predicate = uint8_t(op->getAttrOfType<mlir::IntegerAttr>("predicate").getInt());
     for (unsigned k = 0; k < op->getNumOperands() && k < 3; ++k)
       node.operands[k] = leafOf(op->getOperand(k));
     code.nodes.push_back(node);

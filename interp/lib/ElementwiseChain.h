@@ -8,10 +8,17 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ChainCompiler.h"
 #include "Fusion.h"
 #include "Lowering.h"
 
+#include <optional>
+
 namespace ttinterp::interp {
+
+/// The node computing op `name` in a chain, if a chain can hold it (Fusion.cpp asks, for f32
+/// tensor ops; a select or a compare is one only with a tensor mask or f32 operands).
+std::optional<ChainCode::Node::Op> chainNodeOp(llvm::StringRef name);
 
 /// Emits (through L, at `chain`'s root) the one instruction that runs `steps`: the chain's
 /// ops lowered aside, in block order, one instruction each. False, emitting nothing, when

@@ -1,5 +1,6 @@
 //===- Fusion.cpp - Matching splat/make_range/addptr/cmpi chains -----------===//
 #include "Fusion.h"
+#include "ElementwiseChain.h"
 #include "ops/ArithFunctors.h"
 
 #include "ttinterp/frontend/Dialect.h"
@@ -115,16 +116,19 @@ bool binaryElementwise(mlir::Operation *op) {
 
 /// The op a fused store can run into its destination: the defining op of the stored
 /// value, if the store is its only use in the same block and it is an element-wise binary
-/// op on a type whose blocks are laid out as memory (8- to 64-bit integers, f32, f64).
-/// Those cannot fault, write their result through the frame's storage (which the store
-/// points at its destination), and read only blocks of the frame or memory no launch
-/// writes, so their result never overlaps what they read; run later, at the store, they
-/// read the same operands (SSA values of the same block, unchanged in between).
-mlir::Operation *storeProducer(mlir::Operation *store) {
+/// op or the root of an element-wise chain (`chains`), on a type whose blocks are laid out
+/// as memory (8- to 64-bit integers, f32, f64). Those cannot fault, write their result
+/// through the frame's storage (which the store points at its destination), and read only
+/// blocks of the frame or memory no launch writes, so their result never overlaps what they
+/// read; run later, at the store, they read the same operands (SSA values of the same
+/// block, unchanged in between).
+mlir::Operation *storeProducer(mlir::Operation *store,
+                               const llvm::DenseMap<mlir::Operation *, ElementwiseChain> &chains) {
   mlir::Value value = store->getOperand(1);
   mlir::Operation *def = value.getDefiningOp();
   if (!def || !value.hasOneUse() || def->getBlock() != store->getBlock() ||
-      def->getNumResults() != 1 || def->getNumRegions() != 0 || !binaryElementwise(def))
+      def->getNumResults() != 1 || def->getNumRegions() != 0 ||
+      !(binaryElementwise(def) || chains.count(def)))
     return nullptr;
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(value.getType());
   if (!type)
@@ -136,17 +140,25 @@ mlir::Operation *storeProducer(mlir::Operation *store) {
 }
 
 /// Whether `op` can be a link of an element-wise chain: an f32 tensor op of the kinds
-/// ChainCode holds, with its operands lane by lane (a select's mask a tensor, not a scalar).
+/// ChainCode holds, with its operands lane by lane (a select's mask a tensor, not a scalar),
+/// or an f32 compare making a mask for one.
 bool chainable(mlir::Operation *op) {
   if (!op || op->getNumResults() != 1)
     return false;
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.getElementType().isF32())
+  if (!type)
+    return false;
+  if (is(op, "arith.cmpf")) {
+    auto compared = mlir::dyn_cast<mlir::RankedTensorType>(op->getOperand(0).getType());
+    auto predicate = op->getAttrOfType<mlir::IntegerAttr>("predicate");
+    return compared && compared.getElementType().isF32() && predicate && predicate.getInt() >= 0 &&
+           predicate.getInt() <= 15;
+  }
+  if (!type.getElementType().isF32())
     return false;
   if (is(op, "arith.select"))
     return mlir::isa<mlir::RankedTensorType>(op->getOperand(0).getType());
-  return is(op, "arith.addf") || is(op, "arith.subf") || is(op, "arith.mulf") ||
-         is(op, "arith.divf") || is(op, "arith.negf");
+  return chainNodeOp(op->getName().getStringRef()).has_value();
 }
 
 /// The chain op that `op`'s result feeds, when no other op reads it (`x * x` reads it
@@ -166,7 +178,8 @@ mlir::Operation *nextLink(mlir::Operation *op) {
 
 void FusionPlan::findChains(mlir::Operation *function) {
   function->walk([&](mlir::Operation *root) {
-    if (!chainable(root) || nextLink(root))
+    // A chain's result is an f32 block: a compare's mask is only ever inside one.
+    if (!chainable(root) || nextLink(root) || is(root, "arith.cmpf"))
       return;
     ElementwiseChain chain;
     llvm::SmallVector<mlir::Operation *, 8> pending{root};
@@ -217,7 +230,7 @@ void FusionPlan::analyze(mlir::Operation *function) {
     unsigned maskOperand = maskOperandOf(op);
     if (op->getNumOperands() > maskOperand && !matchBound(op->getOperand(maskOperand), *offsets, a))
       a.mask = op->getOperand(maskOperand);
-    if (store && (a.producer = storeProducer(op)))
+    if (store && (a.producer = storeProducer(op, chains_)))
       forwarded_.insert(a.producer);
     accesses_[op] = a;
     chainOps.push_back(addptr);

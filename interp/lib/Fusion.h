@@ -17,7 +17,8 @@
 //
 // An element-wise chain (`(x - mean) * rstd * w + b`: f32 arithmetic and selects of one
 // block, each op's result used only by the next op of the chain) is run by its last op,
-// as one instruction that ChainCompiler.h can compile into one loop.
+// as one instruction that ChainCompiler.h can compile into one loop; a fused store runs a
+// chain whose result it alone stores, as it runs a binary op.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -82,9 +83,10 @@ inline std::optional<int64_t> rangePrefix(int32_t start, int64_t rangeStart, int
   return std::clamp<int64_t>(limit - first, 0, n);
 }
 
-/// f32 tensor ops of one block (arith.addf/subf/mulf/divf/negf, arith.select of a
-/// tensor mask) in block order; each but the last has one use, by a later op of the chain.
-/// The last op (the root) runs them all (ElementwiseChain.h).
+/// f32 tensor ops of one block (arith.addf/subf/mulf/divf/negf, maxnumf/minnumf/
+/// maximumf/minimumf, math.sqrt/rsqrt/absf, arith.select of a tensor mask, arith.cmpf making
+/// such a mask) in block order; each but the last has no reader but a later op of the chain.
+/// The last op (the root, an f32 block) runs them all (ElementwiseChain.h).
 struct ElementwiseChain {
   llvm::SmallVector<mlir::Operation *, 8> ops;
 };

@@ -61,15 +61,18 @@ std::vector<float> values(size_t n, uint32_t seed) {
   return v;
 }
 
-/// Program p works on lanes [B p, B p + B) below n. Two chains:
+/// Program p works on lanes [B p, B p + B) below n. Three chains:
 ///   t6 = -(y > 0 ? (x - s) * y : x) / y + 0.5, stored to out1 (the store runs the chain);
 ///   u3 = (m ? x * x : 0) + y, stored to out2 and, times s, to out3 (so the chain's result
-///   is its own block, which the store copies).
+///   is its own block, which the store copies);
+///   v8 = rsqrt(minnum(maximum(ult(x, y) ? sqrt(|minimum(maxnum(x, y), s)|) : x, y), 0.5)),
+///   stored to out4.
 std::string chainKernel(int64_t block) {
   return subst(R"(
 module {
   tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %out1: !tt.ptr<f32>,
-                    %out2: !tt.ptr<f32>, %out3: !tt.ptr<f32>, %n: i32, %s: f32) {
+                    %out2: !tt.ptr<f32>, %out3: !tt.ptr<f32>, %out4: !tt.ptr<f32>, %n: i32,
+                    %s: f32) {
     %cB = arith.constant $B : i32
     %pid = tt.get_program_id x : i32
     %start = arith.muli %pid, %cB : i32
@@ -107,6 +110,18 @@ module {
     %o3b = tt.splat %out3 : !tt.ptr<f32> -> tensor<$Bx!tt.ptr<f32>>
     %o3p = tt.addptr %o3b, %offs : tensor<$Bx!tt.ptr<f32>>, tensor<$Bxi32>
     tt.store %o3p, %w, %m : tensor<$Bx!tt.ptr<f32>>
+    %lt = arith.cmpf ult, %xv, %yv : tensor<$Bxf32>
+    %v1 = arith.maxnumf %xv, %yv : tensor<$Bxf32>
+    %v2 = arith.minimumf %v1, %sv : tensor<$Bxf32>
+    %v3 = math.absf %v2 : tensor<$Bxf32>
+    %v4 = math.sqrt %v3 : tensor<$Bxf32>
+    %v5 = arith.select %lt, %v4, %xv : tensor<$Bxi1>, tensor<$Bxf32>
+    %v6 = arith.maximumf %v5, %yv : tensor<$Bxf32>
+    %v7 = arith.minnumf %v6, %half : tensor<$Bxf32>
+    %v8 = math.rsqrt %v7 : tensor<$Bxf32>
+    %o4b = tt.splat %out4 : !tt.ptr<f32> -> tensor<$Bx!tt.ptr<f32>>
+    %o4p = tt.addptr %o4b, %offs : tensor<$Bx!tt.ptr<f32>>, tensor<$Bxi32>
+    tt.store %o4p, %v8, %m : tensor<$Bx!tt.ptr<f32>>
     tt.return
   }
 }
@@ -115,14 +130,41 @@ module {
 }
 
 struct Outputs {
-  std::vector<float> out1, out2, out3;
+  std::vector<float> out1, out2, out3, out4;
 };
+
+// ArithFunctors.h's rules, spelled out here: maxNum/minNum take the other operand of a NaN and
+// order -0 below +0; maximum/minimum give the quiet NaN for any NaN operand.
+float maxNum(float a, float b) {
+  if (std::isnan(a))
+    return b;
+  if (std::isnan(b))
+    return a;
+  if (a == b)
+    return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+float minNum(float a, float b) {
+  if (std::isnan(a))
+    return b;
+  if (std::isnan(b))
+    return a;
+  if (a == b)
+    return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+float maximum(float a, float b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : maxNum(a, b);
+}
+float minimum(float a, float b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : minNum(a, b);
+}
 
 /// The kernel's outputs, one IEEE operation at a time; lanes at or past n keep `fill`.
 Outputs expected(const std::vector<float> &x, const std::vector<float> &y, size_t n, float s,
                  float fill) {
   Outputs o{std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill),
-            std::vector<float>(x.size(), fill)};
+            std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill)};
   for (size_t i = 0; i < n; ++i) {
     float t1 = x[i] - s;
     float t2 = t1 * y[i];
@@ -134,6 +176,11 @@ Outputs expected(const std::vector<float> &x, const std::vector<float> &y, size_
     float u3 = u1 + y[i];
     o.out2[i] = u3;
     o.out3[i] = u3 * s;
+    bool lt = std::isnan(x[i]) || std::isnan(y[i]) || x[i] < y[i];
+    float v2 = minimum(maxNum(x[i], y[i]), s);
+    float v4 = std::sqrt(std::fabs(v2));
+    float v7 = minNum(maximum(lt ? v4 : x[i], y[i]), 0.5f);
+    o.out4[i] = 1.0f / std::sqrt(v7);
   }
   return o;
 }
@@ -141,14 +188,15 @@ Outputs expected(const std::vector<float> &x, const std::vector<float> &y, size_
 Outputs run(const interp::Kernel &k, std::vector<float> x, std::vector<float> y, size_t n, float s,
             int64_t block, unsigned threads, float fill) {
   Outputs o{std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill),
-            std::vector<float>(x.size(), fill)};
+            std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill)};
   int64_t programs = int64_t(x.size()) / block;
   LaunchResult r = launch(
       k,
       {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
        pointer("out1", viewOf(o.out1, DType::F32)), pointer("out2", viewOf(o.out2, DType::F32)),
-       pointer("out3", viewOf(o.out3, DType::F32))},
-      {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), intArg(int64_t(n)), floatArg(s)},
+       pointer("out3", viewOf(o.out3, DType::F32)), pointer("out4", viewOf(o.out4, DType::F32))},
+      {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), ptrArg(5), intArg(int64_t(n)),
+       floatArg(s)},
       {programs, 1, 1}, threads);
   REQUIRE(r.error.empty());
   REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
@@ -159,7 +207,7 @@ void checkSame(const Outputs &got, const Outputs &want) {
   size_t wrong = 0;
   for (size_t i = 0; i < want.out1.size(); ++i) {
     bool same = sameFloat(got.out1[i], want.out1[i]) && sameFloat(got.out2[i], want.out2[i]) &&
-                sameFloat(got.out3[i], want.out3[i]);
+                sameFloat(got.out3[i], want.out3[i]) && sameFloat(got.out4[i], want.out4[i]);
     if (!same && wrong++ < 5) {
       CAPTURE(i);
       CAPTURE(got.out1[i]);
@@ -168,6 +216,8 @@ void checkSame(const Outputs &got, const Outputs &want) {
       CAPTURE(want.out2[i]);
       CAPTURE(got.out3[i]);
       CAPTURE(want.out3[i]);
+      CAPTURE(got.out4[i]);
+      CAPTURE(want.out4[i]);
       CHECK(same);
     }
   }
@@ -195,9 +245,10 @@ TEST_CASE("element-wise chains give every lane the IEEE bits, interpreted and co
         CAPTURE(threads);
         checkSame(run(*k.kernel, x, y, n, s, block, threads, -7.0f), expected(x, y, n, s, -7.0f));
       }
-      // Two chains of more than one op (t1..t6, u1..u3); %w is one op, left alone.
+      // Three chains of more than one op (%pos and t1..t6, u1..u3, %lt and v1..v8); %w is one
+      // op, left alone.
       CHECK(interp::chainsGivenLoops() - loopsBefore ==
-            (mode == interp::ChainCompilation::Eager ? 2u : 0u));
+            (mode == interp::ChainCompilation::Eager ? 3u : 0u));
     }
 }
 
@@ -213,27 +264,28 @@ TEST_CASE("a chain is compiled in the background once it has run enough lanes") 
   uint64_t loopsBefore = interp::chainsGivenLoops();
   checkSame(run(*k.kernel, x, y, size, 1.7f, block, 2, 0.0f), want);
   interp::waitForChainCompilations();
-  CHECK(interp::chainsGivenLoops() - loopsBefore == 2);
+  CHECK(interp::chainsGivenLoops() - loopsBefore == 3);
   checkSame(run(*k.kernel, x, y, size, 1.7f, block, 2, 0.0f), want);
 }
 
 TEST_CASE("a chain counts as one instruction toward the step limit") {
   // The block runs get_program_id, muli, the mask %m (a select reads it), two loads, the
-  // cmpf, the store that runs chain t1..t6, chain u1..u3, its store, and the store that runs
-  // %w: 10 instructions, 11 steps with the block itself. Op by op, the chains would be 7
-  // instructions more.
+  // store that runs chain %pos, t1..t6, chain u1..u3, its store, the store that runs %w, and
+  // the store that runs chain %lt, v1..v8: 10 instructions, 11 steps with the block itself.
+  // Op by op, the chains would be 17 instructions more.
   Mode scoped(interp::ChainCompilation::Off);
   LoadedKernel k = loadKernel(chainKernel(8));
   REQUIRE_MESSAGE(k.kernel, k.error);
   std::vector<float> x = values(8, 1), y = values(8, 2);
-  std::vector<float> o1(8), o2(8), o3(8);
+  std::vector<float> o1(8), o2(8), o3(8), o4(8);
   auto limited = [&](uint64_t maxSteps) {
-    return launch(*k.kernel,
-                  {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
-                   pointer("out1", viewOf(o1, DType::F32)), pointer("out2", viewOf(o2, DType::F32)),
-                   pointer("out3", viewOf(o3, DType::F32))},
-                  {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), intArg(8), floatArg(1)},
-                  {1, 1, 1}, 1, maxSteps);
+    return launch(
+        *k.kernel,
+        {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
+         pointer("out1", viewOf(o1, DType::F32)), pointer("out2", viewOf(o2, DType::F32)),
+         pointer("out3", viewOf(o3, DType::F32)), pointer("out4", viewOf(o4, DType::F32))},
+        {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), ptrArg(5), intArg(8), floatArg(1)},
+        {1, 1, 1}, 1, maxSteps);
   };
   LaunchResult enough = limited(11);
   CHECK(enough.error.empty());
@@ -250,7 +302,8 @@ TEST_CASE("a compiled chain may write over the block it reads, lane for lane") {
   using Leaf = interp::ChainCode::Leaf;
   using Node = interp::ChainCode::Node;
   code.leaves = {{Leaf::Tensor, 0}, {Leaf::Constant, 3.0f}, {Leaf::Tensor, 0}};
-  code.nodes = {{Node::Mul, {~0, ~1, 0}}, {Node::Sub, {0, ~2, 0}}, {Node::Div, {1, ~0, 0}}};
+  code.nodes = {
+      {Node::Mul, 0, {~0, ~1, 0}}, {Node::Sub, 0, {0, ~2, 0}}, {Node::Div, 0, {1, ~0, 0}}};
   std::string error;
   interp::ChainFn fn = interp::compileChain(code, error);
   REQUIRE_MESSAGE(bool(fn), error);
@@ -283,7 +336,7 @@ TEST_CASE("a forked child runs the loops its parent compiled, and compiles nothi
   Outputs want = expected(x, y, n, 0.3f, -7.0f);
   uint64_t before = interp::chainsGivenLoops();
   checkSame(run(*parentKernel.kernel, x, y, n, 0.3f, block, 1, -7.0f), want);
-  REQUIRE(interp::chainsGivenLoops() - before == 2);
+  REQUIRE(interp::chainsGivenLoops() - before == 3);
 
   pid_t child = fork();
   REQUIRE(child >= 0);
@@ -291,7 +344,7 @@ TEST_CASE("a forked child runs the loops its parent compiled, and compiles nothi
     auto same = [&](const Outputs &got) {
       for (size_t i = 0; i < size; ++i)
         if (!sameFloat(got.out1[i], want.out1[i]) || !sameFloat(got.out2[i], want.out2[i]) ||
-            !sameFloat(got.out3[i], want.out3[i]))
+            !sameFloat(got.out3[i], want.out3[i]) || !sameFloat(got.out4[i], want.out4[i]))
           return false;
       return true;
     };

@@ -12,8 +12,6 @@
 //===----------------------------------------------------------------------===//
 #include "ChainCompiler.h"
 
-#include "simd/Simd.h"
-
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/IRBuilder.h"
@@ -43,7 +41,7 @@ std::string ChainCode::key() const {
     k += fmt::format("l{}:{:08x} ", int(l.kind), l.kind == Leaf::Constant ? bits : 0);
   }
   for (const Node &n : nodes)
-    k += fmt::format("n{}.{}:{},{},{} ", int(n.op), int(n.variant), n.operands[0], n.operands[1],
+    k += fmt::format("n{}.{}:{},{},{} ", int(n.op), int(n.predicate), n.operands[0], n.operands[1],
                      n.operands[2]);
   return k;
 }
@@ -52,13 +50,6 @@ namespace {
 
 /// Lanes per iteration of the compiled loop: one AVX-512 register of f32, two of AVX2.
 constexpr unsigned kWidth = 16;
-
-/// What compiled chains call for a transcendental: simd::map itself, so that every lane gets
-/// the bits the interpreter's block kernel gives it.
-constexpr const char *kMapSymbol = "ttinterp_chain_map";
-void chainMap(int32_t fn, const float *x, float *y, int64_t n) {
-  simd::map(simd::MathFn(fn), x, y, n);
-}
 
 std::atomic<uint64_t> loopsHandedOut{0};
 
@@ -159,7 +150,7 @@ private:
     case ChainCode::Node::Select:
       return b_.CreateSelect(a, operand(n.operands[1]), operand(n.operands[2]));
     case ChainCode::Node::Compare:
-      return b_.CreateFCmp(fcmpPredicate(n.variant), a, operand(n.operands[1]));
+      return b_.CreateFCmp(fcmpPredicate(n.predicate), a, operand(n.operands[1]));
     case ChainCode::Node::MaxNum:
       return maxNum(a, operand(n.operands[1]), true);
     case ChainCode::Node::MinNum:
@@ -178,31 +169,8 @@ private:
                            b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a));
     case ChainCode::Node::Abs:
       return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
-    case ChainCode::Node::Math:
-      return math(n.variant, a);
     }
     return nullptr;
-  }
-
-  /// A transcendental of `width` lanes through simd::map, as the interpreter computes it
-  /// (its lanes do not depend on where they sit in a block): out through the stack.
-  llvm::Value *math(uint8_t fn, llvm::Value *x) {
-    llvm::Value *in = buffer(), *out = buffer();
-    b_.CreateAlignedStore(x, in, llvm::Align(4));
-    b_.CreateCall(mapFunction(), {b_.getInt32(fn), in, out, b_.getInt64(width_)});
-    return b_.CreateAlignedLoad(lanes(b_.getFloatTy()), out, llvm::Align(4));
-  }
-  /// kWidth floats on the stack, made in the entry block.
-  llvm::Value *buffer() {
-    llvm::BasicBlock &entry = b_.GetInsertBlock()->getParent()->getEntryBlock();
-    llvm::IRBuilder<> atEntry(&entry, entry.begin());
-    return atEntry.CreateAlloca(llvm::ArrayType::get(b_.getFloatTy(), kWidth));
-  }
-  llvm::FunctionCallee mapFunction() {
-    llvm::Module &m = *b_.GetInsertBlock()->getModule();
-    auto *type = llvm::FunctionType::get(
-        b_.getVoidTy(), {b_.getInt32Ty(), b_.getPtrTy(), b_.getPtrTy(), b_.getInt64Ty()}, false);
-    return m.getOrInsertFunction(kMapSymbol, type);
   }
 
   /// ArithFunctors.h's maxNum (minNum when !max) as selects, so the bits are its bits:
@@ -381,16 +349,6 @@ private:
     auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*machine)).create();
     if (!jit) {
       error = llvm::toString(jit.takeError());
-      return false;
-    }
-    // The one function compiled chains call: defined in the JIT's own library, so that no
-    // other symbol of the process is visible to them.
-    llvm::orc::SymbolMap symbols;
-    symbols[(*jit)->mangleAndIntern(kMapSymbol)] = {llvm::orc::ExecutorAddr::fromPtr(&chainMap),
-                                                    llvm::JITSymbolFlags::Exported};
-    if (llvm::Error e =
-            (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
-      error = llvm::toString(std::move(e));
       return false;
     }
     jit_ = jit->release();

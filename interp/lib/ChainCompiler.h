@@ -39,8 +39,7 @@ struct ChainCode {
     float constant = 0;
   };
   /// Each op as ttinterp's block kernel defines it (ArithFunctors.h, MathOps.cpp): the IEEE
-  /// operations, maxNum/minNum ordering -0 below +0, maximum/minimum giving the quiet NaN,
-  /// the transcendentals through the same vector functions (simd::map).
+  /// operations, maxNum/minNum ordering -0 below +0, maximum/minimum giving the quiet NaN.
   struct Node {
     enum Op : uint8_t {
       Add,
@@ -49,7 +48,7 @@ struct ChainCode {
       Div,
       Neg,
       Select,
-      Compare, ///< arith.cmpf, `variant` its CmpFPredicate number: a mask
+      Compare, ///< arith.cmpf, `predicate` its CmpFPredicate number: a mask
       MaxNum,
       MinNum,
       Maximum,
@@ -57,9 +56,8 @@ struct ChainCode {
       Sqrt,
       RSqrt,
       Abs,
-      Math, ///< `variant` a simd::MathFn
     } op = Add;
-    uint8_t variant = 0;
+    uint8_t predicate = 0;
     /// Operands: a node's index, or ~k for leaf k. Select is (mask, taken, otherwise).
     int32_t operands[3] = {0, 0, 0};
   };

@@ -2,7 +2,6 @@
 #include "ElementwiseChain.h"
 
 #include "ChainCompiler.h"
-#include "ops/OpSupport.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -53,42 +52,20 @@ std::optional<float> splatConstant(mlir::Value v) {
 
 } // namespace
 
-std::optional<ChainCode::Node> chainNode(mlir::Operation *op) {
+std::optional<ChainCode::Node::Op> chainNodeOp(llvm::StringRef name) {
   using Node = ChainCode::Node;
-  llvm::StringRef name = op->getName().getStringRef();
-  Node node;
-  if (name == "arith.cmpf") {
-    auto predicate = op->getAttrOfType<mlir::IntegerAttr>("predicate");
-    if (!predicate || predicate.getInt() < 0 || predicate.getInt() > 15)
-      return std::nullopt;
-    node.op = Node::Compare;
-    node.variant = uint8_t(predicate.getInt());
-    return node;
-  }
-  if (name == "arith.select") {
-    if (!mlir::isa<mlir::RankedTensorType>(op->getOperand(0).getType()))
-      return std::nullopt; // one condition for the whole block: not lane by lane
-    node.op = Node::Select;
-    return node;
-  }
-  if (std::optional<simd::MathFn> fn = vectorMathFn(name)) {
-    node.op = Node::Math;
-    node.variant = uint8_t(*fn);
-    return node;
-  }
   static const std::pair<llvm::StringRef, Node::Op> ops[] = {
       {"arith.addf", Node::Add},         {"arith.subf", Node::Sub},
       {"arith.mulf", Node::Mul},         {"arith.divf", Node::Div},
-      {"tt.precise_divf", Node::Div},    {"arith.negf", Node::Neg},
-      {"arith.maxnumf", Node::MaxNum},   {"arith.minnumf", Node::MinNum},
-      {"arith.maximumf", Node::Maximum}, {"arith.minimumf", Node::Minimum},
-      {"math.sqrt", Node::Sqrt},         {"tt.precise_sqrt", Node::Sqrt},
-      {"math.rsqrt", Node::RSqrt},       {"math.absf", Node::Abs}};
-  for (const auto &[opName, kind] : ops)
-    if (opName == name) {
-      node.op = kind;
-      return node;
-    }
+      {"arith.negf", Node::Neg},         {"arith.select", Node::Select},
+      {"arith.cmpf", Node::Compare},     {"arith.maxnumf", Node::MaxNum},
+      {"arith.minnumf", Node::MinNum},   {"arith.maximumf", Node::Maximum},
+      {"arith.minimumf", Node::Minimum}, {"math.sqrt", Node::Sqrt},
+      {"tt.precise_sqrt", Node::Sqrt},   {"math.rsqrt", Node::RSqrt},
+      {"math.absf", Node::Abs}};
+  for (const auto &[opName, op] : ops)
+    if (opName == name)
+      return op;
   return std::nullopt;
 }
 
@@ -125,7 +102,10 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
     return refs[v] = ref;
   };
   for (mlir::Operation *op : chain.ops) {
-    ChainCode::Node node = *chainNode(op); // FusionPlan chains only ops that have one
+    ChainCode::Node node;
+    node.op = *chainNodeOp(op->getName().getStringRef()); // FusionPlan chains only these
+    if (node.op == ChainCode::Node::Compare)
+      node.predicate = uint8_t(op->getAttrOfType<mlir::IntegerAttr>("predicate").getInt());
     for (unsigned k = 0; k < op->getNumOperands() && k < 3; ++k)
       node.operands[k] = leafOf(op->getOperand(k));
     code.nodes.push_back(node);

@@ -16,9 +16,9 @@
 
 namespace ttinterp::interp {
 
-/// The node computing `op` in a chain (operands not filled in), if a chain can hold it:
-/// FusionPlan asks for f32 tensor ops and f32 compares.
-std::optional<ChainCode::Node> chainNode(mlir::Operation *op);
+/// The node computing op `name` in a chain, if a chain can hold it (Fusion.cpp asks, for f32
+/// tensor ops; a select or a compare is one only with a tensor mask or f32 operands).
+std::optional<ChainCode::Node::Op> chainNodeOp(llvm::StringRef name);
 
 /// Emits (through L, at `chain`'s root) the one instruction that runs `steps`: the chain's
 /// ops lowered aside, in block order, one instruction each. False, emitting nothing, when

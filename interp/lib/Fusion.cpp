@@ -139,18 +139,26 @@ mlir::Operation *storeProducer(mlir::Operation *store,
   return laidOutAsMemory ? def : nullptr;
 }
 
-/// Whether `op` can be a link of an element-wise chain: an op on f32 tensors (of an f32 result,
-/// or a compare's mask) that a chain holds (ElementwiseChain.h's chainNode).
+/// Whether `op` can be a link of an element-wise chain: an f32 tensor op of the kinds
+/// ChainCode holds, with its operands lane by lane (a select's mask a tensor, not a scalar),
+/// or an f32 compare making a mask for one.
 bool chainable(mlir::Operation *op) {
-  if (!op || op->getNumResults() != 1 || op->getNumOperands() == 0)
+  if (!op || op->getNumResults() != 1)
     return false;
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
-  auto operand = mlir::dyn_cast<mlir::RankedTensorType>(op->getOperands().back().getType());
-  if (!type || !operand || !operand.getElementType().isF32())
+  if (!type)
     return false;
-  if (!type.getElementType().isF32() && !is(op, "arith.cmpf"))
+  if (is(op, "arith.cmpf")) {
+    auto compared = mlir::dyn_cast<mlir::RankedTensorType>(op->getOperand(0).getType());
+    auto predicate = op->getAttrOfType<mlir::IntegerAttr>("predicate");
+    return compared && compared.getElementType().isF32() && predicate && predicate.getInt() >= 0 &&
+           predicate.getInt() <= 15;
+  }
+  if (!type.getElementType().isF32())
     return false;
-  return chainNode(op).has_value();
+  if (is(op, "arith.select"))
+    return mlir::isa<mlir::RankedTensorType>(op->getOperand(0).getType());
+  return chainNodeOp(op->getName().getStringRef()).has_value();
 }
 
 /// The chain op that `op`'s result feeds, when no other op reads it (`x * x` reads it

@@ -19,6 +19,8 @@
 #include "Driver.h"
 #include "Spec.h"
 
+#include "ttinterp/interp/Interpreter.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -154,6 +156,8 @@ void runDriver(std::string_view text, uint64_t choice) {
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  // fuzz_ttir covers compiled chains; here no compiler thread changes coverage under an input.
+  interp::setChainCompilation(interp::ChainCompilation::Off);
   // /dev/shm keeps the per-input spec file and outputs off the disk.
   fs::path base = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
   sandbox = base / ("ttinterp-fuzz-spec-" + std::to_string(getpid()));

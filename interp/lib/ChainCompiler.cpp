@@ -169,8 +169,27 @@ private:
                            b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a));
     case ChainCode::Node::Abs:
       return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
+    case ChainCode::Node::Widen:
+      return a;
+    case ChainCode::Node::RoundBF16:
+      return roundToBF16(a);
     }
     return nullptr;
+  }
+
+  /// Numeric.h's floatToBF16 and back, on the bits: a NaN keeps its top bits and turns quiet,
+  /// anything else rounds to the nearest even bf16 (past the largest finite one, infinity).
+  llvm::Value *roundToBF16(llvm::Value *x) {
+    llvm::Type *i32 = lanes(b_.getInt32Ty());
+    auto constant = [&](uint32_t v) { return llvm::ConstantInt::get(i32, v); };
+    llvm::Value *u = b_.CreateBitCast(x, i32);
+    llvm::Value *nan =
+        b_.CreateICmpUGT(b_.CreateAnd(u, constant(0x7FFFFFFF)), constant(0x7F800000));
+    llvm::Value *quiet = b_.CreateOr(b_.CreateAnd(u, constant(0xFFFF0000)), constant(0x00400000));
+    llvm::Value *odd = b_.CreateAnd(b_.CreateLShr(u, constant(16)), constant(1));
+    llvm::Value *rounded =
+        b_.CreateAnd(b_.CreateAdd(b_.CreateAdd(u, constant(0x7FFF)), odd), constant(0xFFFF0000));
+    return b_.CreateBitCast(b_.CreateSelect(nan, quiet, rounded), lanes(b_.getFloatTy()));
   }
 
   /// ArithFunctors.h's maxNum (minNum when !max) as selects, so the bits are its bits:
@@ -395,26 +414,28 @@ ChainFn compileChain(const ChainCode &code, std::string &error) {
   return Compiler::get().compile(code, error);
 }
 
-void noteInterpretedRun(const std::shared_ptr<ChainState> &state, int64_t lanes) {
+ChainFn beforeInterpretedRun(const std::shared_ptr<ChainState> &state, int64_t lanes) {
   auto mode = ChainCompilation(modeFlag().load(std::memory_order_relaxed));
   // Asked for already (and, eager, compiled or failed): no write to the shared line.
   if (mode == ChainCompilation::Off || state->requested.load(std::memory_order_relaxed))
-    return;
+    return nullptr;
   if (mode == ChainCompilation::Background &&
       state->lanesBeforeCompile.fetch_sub(lanes, std::memory_order_relaxed) > lanes)
-    return;
+    return nullptr;
   if (state->requested.exchange(true, std::memory_order_acq_rel))
-    return;
+    return nullptr;
   Compiler &compiler = Compiler::get();
   if (!compiler.usable())
-    return;
+    return nullptr;
   if (mode == ChainCompilation::Background) {
     compiler.request(state);
-    return;
+    return nullptr;
   }
   std::string error;
-  if (ChainFn fn = compiler.compile(state->code, error))
+  ChainFn fn = compiler.compile(state->code, error);
+  if (fn)
     handOver(*state, fn);
+  return fn;
 }
 
 uint64_t chainsGivenLoops() { return loopsHandedOut.load(std::memory_order_relaxed); }

@@ -56,6 +56,8 @@ struct ChainCode {
       Sqrt,
       RSqrt,
       Abs,
+      Widen,     ///< arith.extf from bf16 or f16: their blocks hold floats already
+      RoundBF16, ///< arith.truncf to bf16: to nearest even, NaN quiet (Numeric.h)
     } op = Add;
     uint8_t predicate = 0;
     /// Operands: a node's index, or ~k for leaf k. Select is (mask, taken, otherwise).
@@ -84,9 +86,10 @@ struct ChainState {
   std::atomic<bool> requested{false};
 };
 
-/// Called by a chain each time it runs interpreted, with the lanes it ran: asks for its
-/// compilation as the mode (setChainCompilation) says. Eager compiles before returning.
-void noteInterpretedRun(const std::shared_ptr<ChainState> &state, int64_t lanes);
+/// Called by a chain that has no loop yet, each time before it runs `lanes` lanes: asks for
+/// its compilation as the mode (setChainCompilation) says. Eager compiles it and returns the
+/// loop, to run this time already; otherwise null (run the steps).
+ChainFn beforeInterpretedRun(const std::shared_ptr<ChainState> &state, int64_t lanes);
 
 /// How many chains have been handed a compiled loop in this process (tests read it).
 uint64_t chainsGivenLoops();

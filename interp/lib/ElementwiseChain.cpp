@@ -25,7 +25,10 @@ struct ChainPayload {
 
 void chainKernel(Frame &f, const Instr &in) {
   const ChainPayload &c = *static_cast<const ChainPayload *>(in.data);
-  if (ChainFn fn = c.state->compiled.load(std::memory_order_acquire)) {
+  ChainFn fn = c.state->compiled.load(std::memory_order_acquire);
+  if (!fn)
+    fn = beforeInterpretedRun(c.state, in.n);
+  if (fn) {
     std::array<const uint8_t *, kMaxLeaves> leaves{};
     for (size_t k = 0; k < c.operandOfLeaf.size(); ++k)
       if (int32_t operand = c.operandOfLeaf[k]; operand >= 0)
@@ -36,7 +39,6 @@ void chainKernel(Frame &f, const Instr &in) {
   }
   for (const Instr &step : c.steps)
     step.fn(f, step);
-  noteInterpretedRun(c.state, in.n);
 }
 
 /// A splat constant's value, if `v` is one of f32.
@@ -62,7 +64,8 @@ std::optional<ChainCode::Node::Op> chainNodeOp(llvm::StringRef name) {
       {"arith.minnumf", Node::MinNum},   {"arith.maximumf", Node::Maximum},
       {"arith.minimumf", Node::Minimum}, {"math.sqrt", Node::Sqrt},
       {"tt.precise_sqrt", Node::Sqrt},   {"math.rsqrt", Node::RSqrt},
-      {"math.absf", Node::Abs}};
+      {"math.absf", Node::Abs},          {"arith.extf", Node::Widen},
+      {"arith.truncf", Node::RoundBF16}};
   for (const auto &[opName, op] : ops)
     if (opName == name)
       return op;

@@ -141,20 +141,25 @@ mlir::Operation *storeProducer(mlir::Operation *store,
 
 /// Whether `op` can be a link of an element-wise chain: an f32 tensor op of the kinds
 /// ChainCode holds, with its operands lane by lane (a select's mask a tensor, not a scalar),
-/// or an f32 compare making a mask for one.
+/// an f32 compare making a mask for one, or a cast between f32 and bf16/f16 (f16 and bf16
+/// blocks hold floats: widening is exact, and rounding to bf16 is a few integer ops).
 bool chainable(mlir::Operation *op) {
-  if (!op || op->getNumResults() != 1)
+  if (!op || op->getNumResults() != 1 || op->getNumOperands() == 0)
     return false;
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
-  if (!type)
+  auto from = mlir::dyn_cast<mlir::RankedTensorType>(op->getOperands().back().getType());
+  if (!type || !from)
     return false;
+  mlir::Type result = type.getElementType(), operand = from.getElementType();
+  if (is(op, "arith.extf"))
+    return (operand.isBF16() || operand.isF16()) && result.isF32();
+  if (is(op, "arith.truncf"))
+    return operand.isF32() && result.isBF16();
   if (is(op, "arith.cmpf")) {
-    auto compared = mlir::dyn_cast<mlir::RankedTensorType>(op->getOperand(0).getType());
     auto predicate = op->getAttrOfType<mlir::IntegerAttr>("predicate");
-    return compared && compared.getElementType().isF32() && predicate && predicate.getInt() >= 0 &&
-           predicate.getInt() <= 15;
+    return operand.isF32() && predicate && predicate.getInt() >= 0 && predicate.getInt() <= 15;
   }
-  if (!type.getElementType().isF32())
+  if (!result.isF32())
     return false;
   if (is(op, "arith.select"))
     return mlir::isa<mlir::RankedTensorType>(op->getOperand(0).getType());

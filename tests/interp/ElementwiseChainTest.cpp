@@ -417,3 +417,171 @@ $BODY
     CHECK(sameFloat(out[i], v));
   }
 }
+
+namespace {
+/// f rounded to the nearest bf16 (ties to the even one), found by comparing the two bf16s
+/// around it rather than by adding to the bits; NaN stays a NaN.
+float nearestBF16(float f) {
+  if (std::isnan(f))
+    return f;
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  uint32_t lowBits = u & 0xFFFF0000u, highBits = lowBits + 0x10000u; // toward 0, away from 0
+  float low, high;
+  std::memcpy(&low, &lowBits, 4);
+  std::memcpy(&high, &highBits, 4);
+  if (u == lowBits)
+    return f;
+  // Past the largest finite bf16 the next one up is infinity, which stands for 2^128 here (as
+  // IEEE rounds: overflow is what rounds beyond the largest finite value by half an ulp).
+  double highValue = (highBits & 0x7F800000u) == 0x7F800000u
+                         ? std::copysign(std::ldexp(1.0, 128), f)
+                         : double(high);
+  double toLow = std::fabs(double(f) - double(low)), toHigh = std::fabs(highValue - double(f));
+  if (toLow != toHigh)
+    return toLow < toHigh ? low : high;
+  return (lowBits >> 16) % 2 == 0 ? low : high;
+}
+
+uint16_t bf16Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return uint16_t(u >> 16);
+}
+} // namespace
+
+TEST_CASE("casts between bf16 or f16 and f32 join chains, rounding to bf16 as the GPU does") {
+  // y = bf16(f32(x) * s + z), w = f32(bf16(f32(h) * s)) + 1: x bf16, h f16, z f32; y stored as
+  // bf16, w as f32. s = 1 + 2^-8 makes each product exact in f32 and not in bf16, and a power
+  // of two times s lies exactly halfway between two bf16s: ties, which go to the even one.
+  const std::string ttir = R"(
+module {
+  tt.func public @k(%x: !tt.ptr<bf16>, %h: !tt.ptr<f16>, %z: !tt.ptr<f32>, %y: !tt.ptr<bf16>,
+                    %w: !tt.ptr<f32>, %s: f32) {
+    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %xb = tt.splat %x : !tt.ptr<bf16> -> tensor<64x!tt.ptr<bf16>>
+    %xp = tt.addptr %xb, %r : tensor<64x!tt.ptr<bf16>>, tensor<64xi32>
+    %xv = tt.load %xp : tensor<64x!tt.ptr<bf16>>
+    %hb = tt.splat %h : !tt.ptr<f16> -> tensor<64x!tt.ptr<f16>>
+    %hp = tt.addptr %hb, %r : tensor<64x!tt.ptr<f16>>, tensor<64xi32>
+    %hv = tt.load %hp : tensor<64x!tt.ptr<f16>>
+    %zb = tt.splat %z : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %zp = tt.addptr %zb, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %zv = tt.load %zp : tensor<64x!tt.ptr<f32>>
+    %sv = tt.splat %s : f32 -> tensor<64xf32>
+    %one = arith.constant dense<1.0> : tensor<64xf32>
+    %x32 = arith.extf %xv : tensor<64xbf16> to tensor<64xf32>
+    %p = arith.mulf %x32, %sv : tensor<64xf32>
+    %q = arith.addf %p, %zv : tensor<64xf32>
+    %yv = arith.truncf %q : tensor<64xf32> to tensor<64xbf16>
+    %yb = tt.splat %y : !tt.ptr<bf16> -> tensor<64x!tt.ptr<bf16>>
+    %yp = tt.addptr %yb, %r : tensor<64x!tt.ptr<bf16>>, tensor<64xi32>
+    tt.store %yp, %yv : tensor<64x!tt.ptr<bf16>>
+    %h32 = arith.extf %hv : tensor<64xf16> to tensor<64xf32>
+    %hs = arith.mulf %h32, %sv : tensor<64xf32>
+    %hr = arith.truncf %hs : tensor<64xf32> to tensor<64xbf16>
+    %hw = arith.extf %hr : tensor<64xbf16> to tensor<64xf32>
+    %wv = arith.addf %hw, %one : tensor<64xf32>
+    %wb = tt.splat %w : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %wp = tt.addptr %wb, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    tt.store %wp, %wv : tensor<64x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)";
+  const float s = 1.00390625f;
+  std::vector<float> values64 = values(64, 51), z = values(64, 52);
+  for (size_t i = 0; i < 64; i += 3)
+    z[i] = 0.0f; // q = x * s alone: ties where x is a power of two
+  std::vector<uint16_t> x(64), h(64);
+  std::vector<float> xf(64), hf(64);
+  for (size_t i = 0; i < 64; ++i) {
+    x[i] = bf16Bits(nearestBF16(values64[i])); // any bf16: its float is exact
+    uint32_t u = uint32_t(x[i]) << 16;
+    std::memcpy(&xf[i], &u, 4);
+    // f16 inputs: small integers and halves, exact in f16 (its bits made here, 15 - 16 ones).
+    float v = float(int(i % 31) - 15) / 2.0f;
+    hf[i] = v;
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    float a = std::fabs(v);
+    if (a == 0) {
+      h[i] = sign;
+    } else {
+      int e = int(std::floor(std::log2(a)));
+      uint16_t mantissa = uint16_t(std::lround((a / std::ldexp(1.0f, e) - 1.0f) * 1024.0f));
+      h[i] = uint16_t(sign | uint16_t((e + 15) << 10) | mantissa);
+    }
+  }
+  for (interp::ChainCompilation mode :
+       {interp::ChainCompilation::Off, interp::ChainCompilation::Eager}) {
+    Mode scoped(mode);
+    CAPTURE(int(mode));
+    LoadedKernel k = loadKernel(ttir);
+    REQUIRE_MESSAGE(k.kernel, k.error);
+    std::vector<uint16_t> xs = x, hs = h, y(64, 0xDEAD);
+    std::vector<float> zs = z, w(64, -1.0f);
+    uint64_t before = interp::chainsGivenLoops();
+    LaunchResult r =
+        launch(*k.kernel,
+               {pointer("x", viewOf(xs, DType::BF16)), pointer("h", viewOf(hs, DType::F16)),
+                pointer("z", viewOf(zs, DType::F32)), pointer("y", viewOf(y, DType::BF16)),
+                pointer("w", viewOf(w, DType::F32))},
+               {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), floatArg(s)}, {1, 1, 1});
+    REQUIRE(r.error.empty());
+    REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+    // Two chains: extf, mulf, addf, truncf; and extf, mulf, truncf, extf, addf.
+    CHECK(interp::chainsGivenLoops() - before ==
+          (mode == interp::ChainCompilation::Eager ? 2u : 0u));
+    for (size_t i = 0; i < 64; ++i) {
+      CAPTURE(i);
+      CAPTURE(xf[i]);
+      CAPTURE(z[i]);
+      float p = xf[i] * s;
+      float q = p + z[i];
+      float want = nearestBF16(q);
+      if (std::isnan(want)) {
+        CHECK((y[i] & 0x7F80) == 0x7F80);
+        CHECK((y[i] & 0x007F) != 0);
+      } else {
+        CHECK(y[i] == bf16Bits(want));
+      }
+      float hs1 = hf[i] * s;
+      CHECK(sameFloat(w[i], nearestBF16(hs1) + 1.0f));
+    }
+  }
+}
+
+TEST_CASE("a compiled rounding to bf16 breaks ties to even, overflows to infinity, quiets NaNs") {
+  interp::ChainCode code;
+  code.leaves = {{interp::ChainCode::Leaf::Tensor, 0}};
+  code.nodes = {{interp::ChainCode::Node::RoundBF16, 0, {~0, 0, 0}}};
+  std::string error;
+  interp::ChainFn fn = interp::compileChain(code, error);
+  REQUIRE_MESSAGE(bool(fn), error);
+  // (input bits, bf16 bits): ties below and above an even bf16, an odd one's tie, just past a
+  // tie, the largest float (past bf16's largest finite value by more than half an ulp), a
+  // signalling NaN, a negative tie.
+  const std::vector<std::pair<uint32_t, uint16_t>> cases = {
+      {0x40808000u, 0x4080}, {0x40818000u, 0x4082}, {0x40808001u, 0x4081}, {0x7F7FFFFFu, 0x7F80},
+      {0x7F7F7FFFu, 0x7F7F}, {0xC0808000u, 0xC080}, {0x00008000u, 0x0000}, {0x00018000u, 0x0002}};
+  std::vector<float> in(cases.size()), out(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i)
+    std::memcpy(&in[i], &cases[i].first, 4);
+  const uint8_t *leaves[1] = {reinterpret_cast<const uint8_t *>(in.data())};
+  fn(leaves, reinterpret_cast<uint8_t *>(out.data()), int64_t(out.size()));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &out[i], 4);
+    CAPTURE(i);
+    CHECK(bits == uint32_t(cases[i].second) << 16);
+  }
+  // A signalling NaN comes back quiet, its sign and top payload bits kept.
+  uint32_t signalling = 0xFF810001u, quiet;
+  float nan;
+  std::memcpy(&nan, &signalling, 4);
+  const uint8_t *nanLeaf[1] = {reinterpret_cast<const uint8_t *>(&nan)};
+  float result;
+  fn(nanLeaf, reinterpret_cast<uint8_t *>(&result), 1);
+  std::memcpy(&quiet, &result, 4);
+  CHECK(quiet == 0xFFC10000u);
+}

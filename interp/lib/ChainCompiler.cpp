@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "ChainCompiler.h"
 
+#include "simd/Simd.h"
+
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/IRBuilder.h"
@@ -22,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -41,7 +44,7 @@ std::string ChainCode::key() const {
     k += fmt::format("l{}:{:08x} ", int(l.kind), l.kind == Leaf::Constant ? bits : 0);
   }
   for (const Node &n : nodes)
-    k += fmt::format("n{}.{}:{},{},{} ", int(n.op), int(n.predicate), n.operands[0], n.operands[1],
+    k += fmt::format("n{}.{}:{},{},{} ", int(n.op), int(n.variant), n.operands[0], n.operands[1],
                      n.operands[2]);
   return k;
 }
@@ -150,7 +153,7 @@ private:
     case ChainCode::Node::Select:
       return b_.CreateSelect(a, operand(n.operands[1]), operand(n.operands[2]));
     case ChainCode::Node::Compare:
-      return b_.CreateFCmp(fcmpPredicate(n.predicate), a, operand(n.operands[1]));
+      return b_.CreateFCmp(fcmpPredicate(n.variant), a, operand(n.operands[1]));
     case ChainCode::Node::MaxNum:
       return maxNum(a, operand(n.operands[1]), true);
     case ChainCode::Node::MinNum:
@@ -173,10 +176,63 @@ private:
       return a;
     case ChainCode::Node::RoundBF16:
       return roundToBF16(a);
+    case ChainCode::Node::Math:
+      return math(simd::MathFn(n.variant), a);
     }
     return nullptr;
   }
 
+  /// The transcendental `fn` of the lanes of x: a call of the vector function simd::map
+  /// calls (SLEEF's lanes do not depend on where they sit, so a lane padded with zeros or a
+  /// register's half gives the interpreter's bits). Unsupported (see `unsupported`) where map
+  /// calls the C library.
+  llvm::Value *math(simd::MathFn fn, llvm::Value *x) {
+    simd::VectorMathFunction vector = simd::vectorMathFunction(fn);
+    if (!vector.fn || kWidth % unsigned(vector.lanes) != 0) {
+      unsupported_ = true;
+      return x;
+    }
+    const unsigned lanes = unsigned(vector.lanes);
+    minLegalVectorBits_ = std::max(minLegalVectorBits_, lanes * 32);
+    auto *type = llvm::FixedVectorType::get(b_.getFloatTy(), lanes);
+    auto *signature = llvm::FunctionType::get(type, {type}, false);
+    llvm::Value *callee =
+        b_.CreateIntToPtr(b_.getInt64(reinterpret_cast<uintptr_t>(vector.fn)), b_.getPtrTy());
+    auto call = [&](llvm::Value *v) { return b_.CreateCall(signature, callee, {v}); };
+    if (width_ == 1) {
+      llvm::Value *padded =
+          b_.CreateInsertElement(llvm::Constant::getNullValue(type), x, uint64_t(0));
+      return b_.CreateExtractElement(call(padded), uint64_t(0));
+    }
+    std::vector<llvm::Value *> parts;
+    for (unsigned at = 0; at < width_; at += lanes) {
+      llvm::SmallVector<int, 16> pick;
+      for (unsigned i = 0; i < lanes; ++i)
+        pick.push_back(int(at + i));
+      parts.push_back(call(lanes == width_ ? x : b_.CreateShuffleVector(x, pick)));
+    }
+    while (parts.size() > 1) { // join neighbours until one vector of width_ lanes is left
+      std::vector<llvm::Value *> joined;
+      for (size_t i = 0; i < parts.size(); i += 2) {
+        unsigned half = llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements();
+        llvm::SmallVector<int, 16> both;
+        for (unsigned k = 0; k < 2 * half; ++k)
+          both.push_back(int(k));
+        joined.push_back(b_.CreateShuffleVector(parts[i], parts[i + 1], both));
+      }
+      parts = std::move(joined);
+    }
+    return parts.front();
+  }
+
+public:
+  /// Whether the code asked for what this CPU's compiled chains cannot do.
+  bool unsupported() const { return unsupported_; }
+  /// The widest vector the loop passes to a function, in bits (0: none): the function must
+  /// say so, or LLVM may split a 512-bit argument into two registers.
+  unsigned minLegalVectorBits() const { return minLegalVectorBits_; }
+
+private:
   /// Numeric.h's floatToBF16 and back, on the bits: a NaN keeps its top bits and turns quiet,
   /// anything else rounds to the nearest even bf16 (past the largest finite one, infinity).
   llvm::Value *roundToBF16(llvm::Value *x) {
@@ -211,11 +267,14 @@ private:
   llvm::Value *index_ = nullptr;
   unsigned width_ = 1;
   std::vector<llvm::Value *> leafValues_, nodeValues_;
+  bool unsupported_ = false;
+  unsigned minLegalVectorBits_ = 0;
 };
 
 /// `void name(const uint8_t *const *leaves, uint8_t *out, int64_t n)`: a loop of kWidth
-/// lanes, then a loop of one lane for the rest.
-void buildChainFunction(llvm::Module &m, const std::string &name, const ChainCode &code) {
+/// lanes, then a loop of one lane for the rest. False if this CPU cannot run the code
+/// compiled (a transcendental where simd::map uses the C library).
+bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCode &code) {
   llvm::LLVMContext &ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
@@ -265,6 +324,9 @@ void buildChainFunction(llvm::Module &m, const std::string &name, const ChainCod
 
   b.SetInsertPoint(exit);
   b.CreateRetVoid();
+  if (unsigned bits = lanes.minLegalVectorBits())
+    fn->addFnAttr("min-legal-vector-width", std::to_string(bits));
+  return !lanes.unsupported();
 }
 
 /// The process's compiler: the LLJIT, the loops compiled so far, and the background thread.
@@ -286,7 +348,10 @@ public:
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>(name, *context);
     module->setDataLayout(jit_->getDataLayout());
-    buildChainFunction(*module, name, code);
+    if (!buildChainFunction(*module, name, code)) {
+      error = "a transcendental that this CPU's vector functions do not cover";
+      return nullptr;
+    }
     std::string problems;
     llvm::raw_string_ostream os(problems);
     if (llvm::verifyModule(*module, &os)) {

@@ -39,7 +39,8 @@ struct ChainCode {
     float constant = 0;
   };
   /// Each op as ttinterp's block kernel defines it (ArithFunctors.h, MathOps.cpp): the IEEE
-  /// operations, maxNum/minNum ordering -0 below +0, maximum/minimum giving the quiet NaN.
+  /// operations, maxNum/minNum ordering -0 below +0, maximum/minimum giving the quiet NaN,
+  /// the transcendentals by the very vector function simd::map calls.
   struct Node {
     enum Op : uint8_t {
       Add,
@@ -48,7 +49,7 @@ struct ChainCode {
       Div,
       Neg,
       Select,
-      Compare, ///< arith.cmpf, `predicate` its CmpFPredicate number: a mask
+      Compare, ///< arith.cmpf, `variant` its CmpFPredicate number: a mask
       MaxNum,
       MinNum,
       Maximum,
@@ -58,8 +59,10 @@ struct ChainCode {
       Abs,
       Widen,     ///< arith.extf from bf16 or f16: their blocks hold floats already
       RoundBF16, ///< arith.truncf to bf16: to nearest even, NaN quiet (Numeric.h)
+      Math,      ///< a transcendental, `variant` its simd::MathFn
     } op = Add;
-    uint8_t predicate = 0;
+    /// Compare: the CmpFPredicate number; Math: the simd::MathFn.
+    uint8_t variant = 0;
     /// Operands: a node's index, or ~k for leaf k. Select is (mask, taken, otherwise).
     int32_t operands[3] = {0, 0, 0};
   };

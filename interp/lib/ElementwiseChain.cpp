@@ -2,6 +2,7 @@
 #include "ElementwiseChain.h"
 
 #include "ChainCompiler.h"
+#include "ops/OpSupport.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -69,6 +70,8 @@ std::optional<ChainCode::Node::Op> chainNodeOp(llvm::StringRef name) {
   for (const auto &[opName, op] : ops)
     if (opName == name)
       return op;
+  if (vectorMathFn(name))
+    return Node::Math;
   return std::nullopt;
 }
 
@@ -106,9 +109,12 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
   };
   for (mlir::Operation *op : chain.ops) {
     ChainCode::Node node;
-    node.op = *chainNodeOp(op->getName().getStringRef()); // FusionPlan chains only these
+    llvm::StringRef name = op->getName().getStringRef();
+    node.op = *chainNodeOp(name); // FusionPlan chains only these
     if (node.op == ChainCode::Node::Compare)
-      node.predicate = uint8_t(op->getAttrOfType<mlir::IntegerAttr>("predicate").getInt());
+      node.variant = uint8_t(op->getAttrOfType<mlir::IntegerAttr>("predicate").getInt());
+    if (node.op == ChainCode::Node::Math)
+      node.variant = uint8_t(*vectorMathFn(name));
     for (unsigned k = 0; k < op->getNumOperands() && k < 3; ++k)
       node.operands[k] = leafOf(op->getOperand(k));
     code.nodes.push_back(node);

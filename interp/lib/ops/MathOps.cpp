@@ -268,34 +268,28 @@ template <class Fn, simd::MathFn V> bool vectorF(mlir::Operation *op, Lowerer &L
 
 } // namespace
 
+std::optional<simd::MathFn> vectorMathFn(llvm::StringRef opName) {
+#define TTINTERP_MATCH_VECTOR_MATH(NAME, FN)                                                       \
+  if (opName == NAME)                                                                              \
+    return simd::MathFn::FN;
+  TTINTERP_VECTOR_MATH_OPS(TTINTERP_MATCH_VECTOR_MATH)
+#undef TTINTERP_MATCH_VECTOR_MATH
+  return std::nullopt;
+}
+
 void registerMathOps(OpTable &t) {
-  t.add("math.exp", &vectorF<Exp, simd::MathFn::Exp>);
-  t.add("math.exp2", &vectorF<Exp2, simd::MathFn::Exp2>);
-  t.add("math.expm1", &vectorF<ExpM1, simd::MathFn::ExpM1>);
-  t.add("math.log", &vectorF<Log, simd::MathFn::Log>);
-  t.add("math.log2", &vectorF<Log2, simd::MathFn::Log2>);
-  t.add("math.log10", &vectorF<Log10, simd::MathFn::Log10>);
-  t.add("math.log1p", &vectorF<Log1p, simd::MathFn::Log1p>);
+#define TTINTERP_ADD_VECTOR_MATH(NAME, FN) t.add(NAME, &vectorF<FN, simd::MathFn::FN>);
+  TTINTERP_VECTOR_MATH_OPS(TTINTERP_ADD_VECTOR_MATH)
+#undef TTINTERP_ADD_VECTOR_MATH
   t.add("math.sqrt", &unaryF<Sqrt>);
   t.add("math.rsqrt", &unaryF<RSqrt>);
   t.add("math.absf", &unaryF<AbsF>);
-  t.add("math.sin", &vectorF<Sin, simd::MathFn::Sin>);
-  t.add("math.cos", &vectorF<Cos, simd::MathFn::Cos>);
-  t.add("math.tan", &vectorF<Tan, simd::MathFn::Tan>);
-  t.add("math.tanh", &vectorF<Tanh, simd::MathFn::Tanh>);
-  t.add("math.erf", &vectorF<Erf, simd::MathFn::Erf>);
   t.add("math.erfc", &unaryF<Erfc>);
   t.add("math.floor", &unaryF<Floor>);
   t.add("math.ceil", &unaryF<Ceil>);
   t.add("math.trunc", &unaryF<Trunc>);
   t.add("math.round", &unaryF<Round>);
   t.add("math.roundeven", &unaryF<RoundEven>);
-  t.add("math.atan", &vectorF<Atan, simd::MathFn::Atan>);
-  t.add("math.asin", &vectorF<Asin, simd::MathFn::Asin>);
-  t.add("math.acos", &vectorF<Acos, simd::MathFn::Acos>);
-  t.add("math.sinh", &vectorF<Sinh, simd::MathFn::Sinh>);
-  t.add("math.cosh", &vectorF<Cosh, simd::MathFn::Cosh>);
-  t.add("math.cbrt", &vectorF<Cbrt, simd::MathFn::Cbrt>);
   t.add("math.powf", &binaryF<PowF>, kBothOperands);
   t.add("math.atan2", &binaryF<Atan2>, kBothOperands);
   t.add("math.copysign", &binaryF<CopySign>, kBothOperands);

@@ -164,6 +164,31 @@ template <DType D> constexpr uint64_t unsignedValue(Repr<D> v) {
   return uint64_t(UnsignedRepr<D>(v));
 }
 
+/// The transcendentals whose float-held blocks run on simd::map (f64 on the C library), as
+/// X(op name, simd::MathFn): MathOps.cpp registers them, and chains (ElementwiseChain.cpp)
+/// call the same vector functions.
+#define TTINTERP_VECTOR_MATH_OPS(X)                                                                \
+  X("math.exp", Exp)                                                                               \
+  X("math.exp2", Exp2)                                                                             \
+  X("math.expm1", ExpM1)                                                                           \
+  X("math.log", Log)                                                                               \
+  X("math.log2", Log2)                                                                             \
+  X("math.log10", Log10)                                                                           \
+  X("math.log1p", Log1p)                                                                           \
+  X("math.sin", Sin)                                                                               \
+  X("math.cos", Cos)                                                                               \
+  X("math.tan", Tan)                                                                               \
+  X("math.tanh", Tanh)                                                                             \
+  X("math.erf", Erf)                                                                               \
+  X("math.atan", Atan)                                                                             \
+  X("math.asin", Asin)                                                                             \
+  X("math.acos", Acos)                                                                             \
+  X("math.sinh", Sinh)                                                                             \
+  X("math.cosh", Cosh)                                                                             \
+  X("math.cbrt", Cbrt)
+/// The vector function of a TTINTERP_VECTOR_MATH_OPS op, or nullopt for any other op.
+std::optional<simd::MathFn> vectorMathFn(llvm::StringRef opName);
+
 /// Row-major strides of a shape, in elements.
 inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);

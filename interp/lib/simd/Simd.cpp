@@ -273,6 +273,10 @@ RawFn sleefFunction(MathFn fn) {
 }
 #undef TTINTERP_SLEEF_NAME
 
+VectorMathFunction VectorMath(MathFn fn) {
+  return {reinterpret_cast<const void *>(sleefFunction(fn)), int(sizeof(Raw) / sizeof(float))};
+}
+
 void Map(MathFn fn, const float *x, float *y, int64_t n) {
   const hn::ScalableTag<float> d;
   const int64_t L = int64_t(hn::Lanes(d));
@@ -290,6 +294,8 @@ void Map(MathFn fn, const float *x, float *y, int64_t n) {
   }
 }
 #else
+VectorMathFunction VectorMath(MathFn) { return {}; }
+
 void Map(MathFn fn, const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     y[i] = libmCall(fn, x[i]);
@@ -307,6 +313,7 @@ namespace ttinterp::interp::simd {
 HWY_EXPORT(GemmF32);
 HWY_EXPORT(GemmF64);
 HWY_EXPORT(Map);
+HWY_EXPORT(VectorMath);
 HWY_EXPORT(Basic);
 HWY_EXPORT(AdvanceAddresses);
 HWY_EXPORT(LaneBreaks);
@@ -336,6 +343,7 @@ void laneActive(const uint8_t *mask, int64_t n, uint64_t *active) {
 void map(MathFn fn, const float *x, float *y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Map)(fn, x, y, n);
 }
+VectorMathFunction vectorMathFunction(MathFn fn) { return HWY_DYNAMIC_DISPATCH(VectorMath)(fn); }
 const char *targetName() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 
 } // namespace ttinterp::interp::simd

@@ -41,6 +41,15 @@ enum class MathFn { Exp, Exp2, ExpM1, Log, Log2, Log10, Log1p, Sin, Cos, Tan, Ta
                     Erf, Atan, Asin, Acos, Cbrt };
 void map(MathFn fn, const float *x, float *y, int64_t n);
 
+/// The vector function map runs for `fn` on this CPU: SLEEF's, `lanes` f32 lanes in one
+/// vector register in and out (`__m512 (*)(__m512)` on AVX-512, `__m256 (*)(__m256)` on AVX2);
+/// null where map calls the C library per element. Compiled chains call it directly.
+struct VectorMathFunction {
+  const void *fn = nullptr;
+  int lanes = 0;
+};
+VectorMathFunction vectorMathFunction(MathFn fn);
+
 /// r[i] = tagged::advance(p[i], bytes) (memory/Session.h): tt.addptr of one offset for
 /// every lane, as a loop advances its pointer tensors each iteration. r may be p.
 void advanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n);

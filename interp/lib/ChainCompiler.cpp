@@ -37,7 +37,8 @@
 namespace ttinterp::interp {
 
 std::string ChainCode::key() const {
-  std::string k;
+  // The vector target too: a transcendental calls that target's function (tests force one).
+  std::string k = std::string(simd::targetName()) + " ";
   for (const Leaf &l : leaves) {
     uint32_t bits;
     std::memcpy(&bits, &l.constant, 4);

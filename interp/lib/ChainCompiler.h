@@ -69,7 +69,8 @@ struct ChainCode {
   std::vector<Leaf> leaves;
   std::vector<Node> nodes;
 
-  /// A text naming exactly what the code computes: equal keys compile to the same loop.
+  /// A text naming exactly what the code computes, and with which vector functions: equal
+  /// keys compile to the same loop.
   std::string key() const;
 };
 

@@ -179,6 +179,21 @@ private:
       return roundToBF16(a);
     case ChainCode::Node::Math:
       return math(simd::MathFn(n.variant), a);
+    case ChainCode::Node::Floor:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, a);
+    case ChainCode::Node::Ceil:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, a);
+    case ChainCode::Node::Trunc:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, a);
+    case ChainCode::Node::Round:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::round, a);
+    case ChainCode::Node::RoundEven:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, a);
+    case ChainCode::Node::CopySign:
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a, operand(n.operands[1]));
+    case ChainCode::Node::Fma:
+      return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()},
+                                {a, operand(n.operands[1]), operand(n.operands[2])});
     }
     return nullptr;
   }

@@ -60,6 +60,13 @@ struct ChainCode {
       Widen,     ///< arith.extf from bf16 or f16: their blocks hold floats already
       RoundBF16, ///< arith.truncf to bf16: to nearest even, NaN quiet (Numeric.h)
       Math,      ///< a transcendental, `variant` its simd::MathFn
+      Floor,
+      Ceil,
+      Trunc,
+      Round,     ///< halves away from zero (std::round)
+      RoundEven, ///< halves to even (std::nearbyint in the default mode)
+      CopySign,
+      Fma, ///< one rounding (std::fma): operands (a, b, c) for a * b + c
     } op = Add;
     /// Compare: the CmpFPredicate number; Math: the simd::MathFn.
     uint8_t variant = 0;

@@ -66,7 +66,10 @@ std::optional<ChainCode::Node::Op> chainNodeOp(llvm::StringRef name) {
       {"arith.minimumf", Node::Minimum}, {"math.sqrt", Node::Sqrt},
       {"tt.precise_sqrt", Node::Sqrt},   {"math.rsqrt", Node::RSqrt},
       {"math.absf", Node::Abs},          {"arith.extf", Node::Widen},
-      {"arith.truncf", Node::RoundBF16}};
+      {"arith.truncf", Node::RoundBF16}, {"math.floor", Node::Floor},
+      {"math.ceil", Node::Ceil},         {"math.trunc", Node::Trunc},
+      {"math.round", Node::Round},       {"math.roundeven", Node::RoundEven},
+      {"math.copysign", Node::CopySign}, {"math.fma", Node::Fma}};
   for (const auto &[opName, op] : ops)
     if (opName == name)
       return op;

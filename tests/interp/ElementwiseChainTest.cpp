@@ -15,6 +15,7 @@
 #include <hwy/targets.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sys/wait.h>
@@ -697,4 +698,126 @@ TEST_CASE("a compiled transcendental calls each vector target's own function, wh
   }
   hwy::SetSupportedTargetsForTest(0);
   CHECK(compiled >= 1);
+}
+
+TEST_CASE("compiled roundings, copysign and fma give the C library's bits") {
+  // Halves (where the roundings differ), values past 2^23 (already whole), signed zeros,
+  // infinities and NaN, through one node each; 21 lanes: a 16-lane step and five single ones.
+  const std::vector<float> x = {2.5f,
+                                -2.5f,
+                                0.5f,
+                                -0.5f,
+                                1.5f,
+                                -1.49999988f,
+                                3.7f,
+                                -3.7f,
+                                0.0f,
+                                -0.0f,
+                                1e30f,
+                                -8388609.0f,
+                                1e-40f,
+                                -1e-40f,
+                                std::numeric_limits<float>::infinity(),
+                                -std::numeric_limits<float>::infinity(),
+                                std::numeric_limits<float>::quiet_NaN(),
+                                7.5f,
+                                -6.5f,
+                                0.49999997f,
+                                123456.5f};
+  const std::vector<float> y = values(x.size(), 71), z = values(x.size(), 72);
+  using Node = interp::ChainCode::Node;
+  using Leaf = interp::ChainCode::Leaf;
+  struct Case {
+    Node::Op op;
+    std::function<float(float, float, float)> want;
+  };
+  const std::vector<Case> cases = {
+      {Node::Floor, [](float a, float, float) { return std::floor(a); }},
+      {Node::Ceil, [](float a, float, float) { return std::ceil(a); }},
+      {Node::Trunc, [](float a, float, float) { return std::trunc(a); }},
+      {Node::Round, [](float a, float, float) { return std::round(a); }},
+      {Node::RoundEven, [](float a, float, float) { return std::nearbyint(a); }},
+      {Node::CopySign, [](float a, float b, float) { return std::copysign(a, b); }},
+      {Node::Fma, [](float a, float b, float c) { return std::fma(a, b, c); }},
+  };
+  for (const Case &c : cases) {
+    CAPTURE(int(c.op));
+    interp::ChainCode code;
+    code.leaves = {{Leaf::Tensor, 0}, {Leaf::Tensor, 0}, {Leaf::Tensor, 0}};
+    code.nodes = {{c.op, 0, {~0, ~1, ~2}}};
+    std::string error;
+    interp::ChainFn fn = interp::compileChain(code, error);
+    REQUIRE_MESSAGE(bool(fn), error);
+    std::vector<float> got(x.size(), -1.0f);
+    const uint8_t *leaves[3] = {reinterpret_cast<const uint8_t *>(x.data()),
+                                reinterpret_cast<const uint8_t *>(y.data()),
+                                reinterpret_cast<const uint8_t *>(z.data())};
+    fn(leaves, reinterpret_cast<uint8_t *>(got.data()), int64_t(got.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      CAPTURE(i);
+      CAPTURE(x[i]);
+      CHECK(sameFloat(got[i], c.want(x[i], y[i], z[i])));
+    }
+  }
+}
+
+TEST_CASE("math roundings, copysign and fma make one chain from TTIR, as each op alone") {
+  // r = copysign(fma(floor(x), y, ceil(x)), y) + trunc(x) + round(x) + roundeven(x)
+  const std::string ttir = R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %r : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+    %xv = tt.load %xp : tensor<32x!tt.ptr<f32>>
+    %yb = tt.splat %y : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+    %yp = tt.addptr %yb, %r : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+    %yv = tt.load %yp : tensor<32x!tt.ptr<f32>>
+    %f = math.floor %xv : tensor<32xf32>
+    %c = math.ceil %xv : tensor<32xf32>
+    %m = math.fma %f, %yv, %c : tensor<32xf32>
+    %s = math.copysign %m, %yv : tensor<32xf32>
+    %t = math.trunc %xv : tensor<32xf32>
+    %a1 = arith.addf %s, %t : tensor<32xf32>
+    %o = math.round %xv : tensor<32xf32>
+    %a2 = arith.addf %a1, %o : tensor<32xf32>
+    %e = math.roundeven %xv : tensor<32xf32>
+    %a3 = arith.addf %a2, %e : tensor<32xf32>
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+    tt.store %op, %a3 : tensor<32x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)";
+  std::vector<float> x = values(32, 81), y = values(32, 82);
+  for (size_t i = 0; i < 32; i += 4)
+    x[i] = float(int(i) - 16) + 0.5f; // halves
+  for (interp::ChainCompilation mode :
+       {interp::ChainCompilation::Off, interp::ChainCompilation::Eager}) {
+    Mode scoped(mode);
+    CAPTURE(int(mode));
+    LoadedKernel k = loadKernel(ttir);
+    REQUIRE_MESSAGE(k.kernel, k.error);
+    std::vector<float> xs = x, ys = y, out(32, -1.0f);
+    uint64_t before = interp::chainsGivenLoops();
+    LaunchResult r =
+        launch(*k.kernel,
+               {pointer("x", viewOf(xs, DType::F32)), pointer("y", viewOf(ys, DType::F32)),
+                pointer("out", viewOf(out, DType::F32))},
+               {ptrArg(0), ptrArg(1), ptrArg(2)}, {1, 1, 1});
+    REQUIRE(r.error.empty());
+    REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+    CHECK(interp::chainsGivenLoops() - before ==
+          (mode == interp::ChainCompilation::Eager ? 1u : 0u));
+    for (size_t i = 0; i < 32; ++i) {
+      CAPTURE(i);
+      CAPTURE(x[i]);
+      float m = std::fma(std::floor(x[i]), y[i], std::ceil(x[i]));
+      float s = std::copysign(m, y[i]);
+      float a1 = s + std::trunc(x[i]);
+      float a2 = a1 + std::round(x[i]);
+      CHECK(sameFloat(out[i], a2 + std::nearbyint(x[i])));
+    }
+  }
 }

@@ -42,17 +42,6 @@ void chainKernel(Frame &f, const Instr &in) {
     step.fn(f, step);
 }
 
-/// A splat constant's value, if `v` is one of f32.
-std::optional<float> splatConstant(mlir::Value v) {
-  mlir::Operation *def = v.getDefiningOp();
-  if (!def || def->getName().getStringRef() != "arith.constant")
-    return std::nullopt;
-  auto dense = def->getAttrOfType<mlir::DenseFPElementsAttr>("value");
-  if (!dense || !dense.isSplat() || !dense.getElementType().isF32())
-    return std::nullopt;
-  return dense.getSplatValue<float>();
-}
-
 } // namespace
 
 std::optional<ChainCode::Node::Op> chainNodeOp(llvm::StringRef name) {
@@ -94,9 +83,10 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
     ChainCode::Leaf leaf;
     int32_t operand = -1;
     auto type = mlir::cast<mlir::RankedTensorType>(v.getType());
-    if (std::optional<float> c = splatConstant(v)) {
+    // A leaf is an f32 block, or a bf16/f16 one an extf widens: its value is a float exactly.
+    if (std::optional<double> c = splatConstant(v)) {
       leaf.kind = ChainCode::Leaf::Constant;
-      leaf.constant = *c;
+      leaf.constant = float(*c);
     } else {
       std::optional<SlotId> scalar = L.splatOf(v);
       leaf.kind = type.getElementType().isInteger(1) ? ChainCode::Leaf::Mask

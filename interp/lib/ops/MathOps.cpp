@@ -145,20 +145,6 @@ template <DType D, Clamp C> void clampKernel(Frame &f, const Instr &in) {
   }
 }
 
-/// The splat value of a float constant (dense splat or scalar), if `v` is one.
-std::optional<double> splatConstant(mlir::Value v) {
-  mlir::Operation *def = v.getDefiningOp();
-  if (!def || def->getName().getStringRef() != "arith.constant")
-    return std::nullopt;
-  mlir::Attribute value = def->getAttr("value");
-  if (auto dense = mlir::dyn_cast_or_null<mlir::DenseFPElementsAttr>(value))
-    if (dense.isSplat())
-      return dense.getSplatValue<llvm::APFloat>().convertToDouble();
-  if (auto f = mlir::dyn_cast_or_null<mlir::FloatAttr>(value))
-    return f.getValueAsDouble();
-  return std::nullopt;
-}
-
 mlir::Operation *definedBy(mlir::Value v, llvm::StringRef name) {
   mlir::Operation *def = v.getDefiningOp();
   return def && def->getName().getStringRef() == name ? def : nullptr;

@@ -197,6 +197,21 @@ inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
   return s;
 }
 
+/// The splat value of a float constant (dense splat or scalar), if `v` is one: exact for every
+/// float type ttinterp holds (a double holds each of their values).
+inline std::optional<double> splatConstant(mlir::Value v) {
+  mlir::Operation *def = v.getDefiningOp();
+  if (!def || def->getName().getStringRef() != "arith.constant")
+    return std::nullopt;
+  mlir::Attribute value = def->getAttr("value");
+  if (auto dense = mlir::dyn_cast_or_null<mlir::DenseFPElementsAttr>(value))
+    if (dense.isSplat())
+      return dense.getSplatValue<llvm::APFloat>().convertToDouble();
+  if (auto f = mlir::dyn_cast_or_null<mlir::FloatAttr>(value))
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
+
 /// Integer attribute value, or `fallback` when absent.
 inline int64_t intAttr(mlir::Operation *op, llvm::StringRef name, int64_t fallback = 0) {
   if (auto a = op->getAttrOfType<mlir::IntegerAttr>(name))

@@ -337,3 +337,57 @@ module {
   }
 }
 
+TEST_CASE("rows shorter than the tree's 32 lanes combine in the butterfly's order") {
+  // A row of 12: lanes 0..11 hold one element each. The butterfly (docs/semantics.md)
+  // combines lane l with l + 8 for l < 4 (lanes 8..11 are the only ones past 8),
+  // then l with l + 4, l + 2, l + 1. Elements 0 and 8 are 2^24 and -2^24, the other ten
+  // are ones: lane 0 becomes exactly 0 before any 1 meets 2^24, so the sum is 10.
+  // Pairing 0 with any other lane first loses a 1 against 2^24 (ties to even), and a
+  // left fold gives 3.
+  std::vector<double> row12(12, 1.0);
+  row12[0] = 16777216.0;
+  row12[8] = -16777216.0;
+  // Row 2 reaches lane 8 from the other side: -2^24 at 0, 2^24 at 8; row 3 puts the pair
+  // at lanes 3 and 11, the last pair the first step combines.
+  std::vector<double> row12b = row12;
+  std::swap(row12b[0], row12b[8]);
+  std::vector<double> row12c(12, 1.0);
+  row12c[3] = 16777216.0;
+  row12c[11] = -16777216.0;
+  std::vector<double> rows = row12;
+  rows.insert(rows.end(), row12b.begin(), row12b.end());
+  rows.insert(rows.end(), row12c.begin(), row12c.end());
+  SUBCASE("f32 (the per-ISA row reduction)") {
+    std::vector<float> in(rows.begin(), rows.end());
+    CHECK(reduceRows<float>("f32", DType::F32, "arith.addf", in, 3) ==
+          std::vector<float>{10.0f, 10.0f, 10.0f});
+  }
+  SUBCASE("f64") {
+    // 2^53 in f64: the same cancellation one precision up.
+    std::vector<double> in = rows;
+    for (double &v : in)
+      if (std::abs(v) > 2)
+        v = std::copysign(9007199254740992.0, v);
+    CHECK(reduceRows<double>("f64", DType::F64, "arith.addf", in, 3) ==
+          std::vector<double>{10.0, 10.0, 10.0});
+  }
+  SUBCASE("a product of three: lane 0 meets lane 2 first") {
+    // Length 3: only w = 2 (0 with 2) and w = 1 (0 with 1) have partners present:
+    // (2^100 * 2^-100) * 2^100 = 2^100, where a left fold overflows to infinity.
+    std::vector<float> in = {std::ldexp(1.0f, 100), std::ldexp(1.0f, 100), std::ldexp(1.0f, -100)};
+    CHECK(reduceRows<float>("f32", DType::F32, "arith.mulf", in, 1)[0] == std::ldexp(1.0f, 100));
+  }
+  SUBCASE("every length from 1 to 31 sums small integers exactly") {
+    for (int length = 1; length < 32; ++length) {
+      CAPTURE(length);
+      std::vector<float> in(size_t(2 * length));
+      for (int i = 0; i < 2 * length; ++i)
+        in[size_t(i)] = float(i + 1);
+      // Row 0 holds 1..length, row 1 holds length+1..2*length.
+      float first = float(length * (length + 1) / 2);
+      float second = float(length * (3 * length + 1) / 2);
+      CHECK(reduceRows<float>("f32", DType::F32, "arith.addf", in, 2) ==
+            std::vector<float>{first, second});
+    }
+  }
+}

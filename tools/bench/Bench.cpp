@@ -165,6 +165,27 @@ interp::ArgumentValue f32(double v) {
   return a;
 }
 
+/// Layer norm of rows [first, last) of `x` (rows of `cols`), as the benchmark's kernel computes it.
+void layerNormRows(const std::vector<float> &x, std::vector<float> &y, const std::vector<float> &w,
+                   const std::vector<float> &bias, std::vector<float> &mean,
+                   std::vector<float> &rstd, int64_t cols, int64_t first, int64_t last) {
+  for (int64_t r = first; r < last; ++r) {
+    const float *in = &x[r * cols];
+    float *o = &y[r * cols];
+    float s = 0;
+    for (int64_t k = 0; k < cols; ++k)
+      s += in[k];
+    float mu = s / float(cols), v = 0;
+    for (int64_t k = 0; k < cols; ++k)
+      v += (in[k] - mu) * (in[k] - mu);
+    float rs = 1.0f / std::sqrt(v / float(cols) + 1e-5f);
+    for (int64_t k = 0; k < cols; ++k)
+      o[k] = (in[k] - mu) * rs * w[k] + bias[k];
+    mean[r] = mu;
+    rstd[r] = rs;
+  }
+}
+
 struct Case {
   std::string name;
   std::string what;
@@ -386,6 +407,24 @@ int main(int argc, char **argv) {
                    },
                    gemm});
 
+  // layernorm forward, 4096 x 16: the same program on rows of 16, so that what each program
+  // costs beyond its data (the interpreter's steps) is most of the time.
+  constexpr int64_t narrowCols = 16;
+  std::vector<float> nx = randomVector(rows * narrowCols, 9), ny(rows * narrowCols),
+                     nw = randomVector(narrowCols, 10), nbias = randomVector(narrowCols, 11),
+                     nmean(rows), nrstd(rows);
+  Kernel layernormNarrow = load("layernorm_narrow");
+  cases.push_back({"layernorm16", "4096x16 f32",
+                   [&](unsigned t, bool h) {
+                     return launch(layernormNarrow, {&nx, &ny, &nw, &nbias, &nmean, &nrstd},
+                                   {i32(narrowCols), i32(narrowCols), f32(1e-5)}, {rows, 1, 1}, t,
+                                   h);
+                   },
+                   [&](int64_t part, int64_t parts) {
+                     layerNormRows(nx, ny, nw, nbias, nmean, nrstd, narrowCols, part * rows / parts,
+                                   (part + 1) * rows / parts);
+                   }});
+
   // layernorm forward, 4096 x 1024
   std::vector<float> lx = randomVector(rows * cols, 6), ly(rows * cols), w = randomVector(cols, 7),
                      bias = randomVector(cols, 8), mean(rows), rstd(rows);
@@ -396,21 +435,8 @@ int main(int argc, char **argv) {
                                    {i32(cols), i32(cols), f32(1e-5)}, {rows, 1, 1}, t, h);
                    },
                    [&](int64_t part, int64_t parts) {
-                     for (int64_t r = part * rows / parts; r < (part + 1) * rows / parts; ++r) {
-                       const float *in = &lx[r * cols];
-                       float *o = &ly[r * cols];
-                       float s = 0;
-                       for (int64_t k = 0; k < cols; ++k)
-                         s += in[k];
-                       float mu = s / float(cols), v = 0;
-                       for (int64_t k = 0; k < cols; ++k)
-                         v += (in[k] - mu) * (in[k] - mu);
-                       float rs = 1.0f / std::sqrt(v / float(cols) + 1e-5f);
-                       for (int64_t k = 0; k < cols; ++k)
-                         o[k] = (in[k] - mu) * rs * w[k] + bias[k];
-                       mean[r] = mu;
-                       rstd[r] = rs;
-                     }
+                     layerNormRows(lx, ly, w, bias, mean, rstd, cols, part * rows / parts,
+                                   (part + 1) * rows / parts);
                    }});
 
   if (!interpretedOnly)

@@ -130,6 +130,32 @@ __attribute__((always_inline)) inline Repr<D> treeReduceRow(const Repr<D> *src, 
   T lanes[kTreeLanes];
   int64_t present = std::min(length, kTreeLanes);
   std::copy(src, src + present, lanes);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (present < kTreeLanes) {
+      // A short row (a [M, 16] block reduced along its rows): butterfly() would combine
+      // the present lanes one dependent scalar op after another, through memory. Every
+      // step instead combines all its lanes and keeps the result only where the partner
+      // lane is present, which is the same tree and vectorises. The absent lanes hold
+      // zeros, combined and then discarded: float ops on any value are harmless. (Lane
+      // l + w holds a value at step w exactly when it is below `present`: the steps
+      // before only wrote lanes below w.)
+      std::fill(lanes + present, lanes + kTreeLanes, T(0));
+      auto step = [&](auto width) {
+        T combined[width()];
+        for (int64_t l = 0; l < width(); ++l)
+          combined[l] = combineOp<D, Fn>(lanes[l], lanes[l + width()]);
+        for (int64_t l = 0; l < width(); ++l)
+          lanes[l] = l + width() < present ? combined[l] : lanes[l];
+      };
+      static_assert(kTreeLanes == 32, "the steps below are butterfly()'s for 32 lanes");
+      step(std::integral_constant<int64_t, 16>());
+      step(std::integral_constant<int64_t, 8>());
+      step(std::integral_constant<int64_t, 4>());
+      step(std::integral_constant<int64_t, 2>());
+      step(std::integral_constant<int64_t, 1>());
+      return lanes[0];
+    }
+  }
   int64_t k = kTreeLanes;
   for (; k + kTreeLanes <= length; k += kTreeLanes)
     for (int64_t l = 0; l < kTreeLanes; ++l)

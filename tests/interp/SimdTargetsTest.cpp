@@ -152,9 +152,14 @@ TEST_CASE("tt.reduce's f32 row tree gives every target the same bits") {
   std::vector<float> cancel(33, 1.0f);
   cancel[0] = 16777216.0f;
   cancel[32] = -16777216.0f;
+  // A row shorter than the 32 lanes (ReduceOrderTest.cpp works it out): lanes 0 and 8 cancel
+  // first, then the ten ones add exactly.
+  std::vector<float> short12(12, 1.0f);
+  short12[0] = 16777216.0f;
+  short12[8] = -16777216.0f;
   // Random rows of awkward lengths with NaNs and both zeros: every target against the first.
   std::vector<std::vector<float>> rows;
-  for (int64_t length : {1, 5, 31, 32, 33, 100, 1027}) {
+  for (int64_t length : {1, 2, 3, 5, 12, 17, 31, 32, 33, 100, 1027}) {
     std::vector<float> row = randomValues<float>(size_t(length), unsigned(length));
     if (length > 5) {
       row[3] = -0.0f;
@@ -170,6 +175,7 @@ TEST_CASE("tt.reduce's f32 row tree gives every target the same bits") {
   bool haveFirst = false;
   onEveryTarget([&] {
     CHECK(simd::treeReduce(simd::ReduceFn::Add, cancel.data(), 33) == 31.0f);
+    CHECK(simd::treeReduce(simd::ReduceFn::Add, short12.data(), 12) == 10.0f);
     std::vector<uint32_t> bits;
     for (const auto &row : rows)
       for (simd::ReduceFn fn : fns) {

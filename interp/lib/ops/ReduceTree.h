@@ -22,34 +22,37 @@ namespace ttinterp::interp {
 /// shuffle-xor butterfly leaves lane 0: lane l with lane l + w, w = 16, 8, 4, 2, 1.
 constexpr int64_t kTreeLanes = 32;
 
+/// Calls step(width) for the butterfly's widths in order, each an integral_constant (so a
+/// step's loop over its lanes has a constant trip count and vectorises); stops at the first
+/// step that returns false, and returns whether all returned true.
+template <class Step> __attribute__((always_inline)) inline bool butterflyWidths(Step &&step) {
+  static_assert(kTreeLanes == 32, "the widths below are 16, 8, 4, 2, 1 for 32 lanes");
+  return step(std::integral_constant<int64_t, 16>()) &&
+         step(std::integral_constant<int64_t, 8>()) && step(std::integral_constant<int64_t, 4>()) &&
+         step(std::integral_constant<int64_t, 2>()) && step(std::integral_constant<int64_t, 1>());
+}
+
 /// Calls combine(l, l + w) for each butterfly step over the first `present` lanes
-/// (fewer than kTreeLanes when the axis is short); returns false if combine did.
+/// (fewer than kTreeLanes when the axis is short); returns false if combine did. Lane
+/// l + w holds a value at step w exactly when it is below `present`: the steps before
+/// only wrote lanes below w.
 template <class Combine>
 __attribute__((always_inline)) inline bool butterfly(int64_t present, Combine &&combine) {
   if (present == kTreeLanes) {
     // The same steps with every lane present, each spelled with its width a constant: where
     // combine is a plain op (a row reduction's), a step's combines are independent and
     // compile to one vector op of its width instead of dependent scalar ones through memory.
-    auto step = [&](auto width) {
+    return butterflyWidths([&](auto width) {
       for (int64_t l = 0; l < width(); ++l)
         if (!combine(l, l + width()))
           return false;
       return true;
-    };
-    static_assert(kTreeLanes == 32, "the steps below are the loop's for 32 lanes");
-    return step(std::integral_constant<int64_t, 16>()) &&
-           step(std::integral_constant<int64_t, 8>()) &&
-           step(std::integral_constant<int64_t, 4>()) &&
-           step(std::integral_constant<int64_t, 2>()) &&
-           step(std::integral_constant<int64_t, 1>());
+    });
   }
-  int64_t valid = present;
-  for (int64_t w = kTreeLanes / 2; w >= 1; w /= 2) {
-    for (int64_t l = 0; l < w && l + w < valid; ++l)
+  for (int64_t w = kTreeLanes / 2; w >= 1; w /= 2)
+    for (int64_t l = 0; l < w && l + w < present; ++l)
       if (!combine(l, l + w))
         return false;
-    valid = std::min(valid, w);
-  }
   return true;
 }
 
@@ -136,23 +139,16 @@ __attribute__((always_inline)) inline Repr<D> treeReduceRow(const Repr<D> *src, 
       // the present lanes one dependent scalar op after another, through memory. Every
       // step instead combines all its lanes and keeps the result only where the partner
       // lane is present, which is the same tree and vectorises. The absent lanes hold
-      // zeros, combined and then discarded: float ops on any value are harmless. (Lane
-      // l + w holds a value at step w exactly when it is below `present`: the steps
-      // before only wrote lanes below w.)
+      // zeros, combined and then discarded: float ops on any value are harmless.
       std::fill(lanes + present, lanes + kTreeLanes, T(0));
-      auto step = [&](auto width) {
+      butterflyWidths([&](auto width) {
         T combined[width()];
         for (int64_t l = 0; l < width(); ++l)
           combined[l] = combineOp<D, Fn>(lanes[l], lanes[l + width()]);
         for (int64_t l = 0; l < width(); ++l)
           lanes[l] = l + width() < present ? combined[l] : lanes[l];
-      };
-      static_assert(kTreeLanes == 32, "the steps below are butterfly()'s for 32 lanes");
-      step(std::integral_constant<int64_t, 16>());
-      step(std::integral_constant<int64_t, 8>());
-      step(std::integral_constant<int64_t, 4>());
-      step(std::integral_constant<int64_t, 2>());
-      step(std::integral_constant<int64_t, 1>());
+        return true;
+      });
       return lanes[0];
     }
   }

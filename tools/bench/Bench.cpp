@@ -2,8 +2,9 @@
 //
 // Runs the examples' kernels at realistic sizes through the C++ API (load,
 // lower once, then per repeat: a session, the launch, the write-back) and the
-// same computation as plain optimised C++ (Eigen's GEMM for matmul), and
-// prints median times and ratios. Not a test: speed targets are read off its
+// same computation as plain optimised C++ (Eigen's GEMM for matmul) and, where
+// there is one, as Highway vector code (VectorControls.h), and prints median
+// times and ratios. Not a test: speed targets are read off its
 // output (docs/performance.md), never asserted.
 //
 // Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] [--hazards] [--phases]
@@ -23,6 +24,8 @@
 
 // The micro-kernel itself, from interp's private sources: what --gemm measures.
 #include "simd/Simd.h"
+
+#include "VectorControls.h"
 
 #include <Eigen/Core>
 #ifdef TTINTERP_BENCH_OPENBLAS
@@ -193,15 +196,18 @@ struct Case {
   /// The plain C++ computation of rows [part * n / parts, (part + 1) * n / parts);
   /// (0, 1) is the whole single-threaded reference.
   std::function<void(int64_t part, int64_t parts)> native;
+  /// The same with the vector units at full speed (VectorControls.h), or empty: how much
+  /// more threads give a computation that runs at memory speed.
+  std::function<void(int64_t part, int64_t parts)> vector;
 };
 
-/// The plain computation split over `threads` std::threads: how much this
-/// machine gives two threads at all (the control for the interpreter's speedup).
-void nativeOnThreads(const Case &c, unsigned threads) {
+/// A control split over `threads` std::threads: how much this machine gives two threads
+/// at all (the control for the interpreter's speedup).
+void onThreads(const std::function<void(int64_t, int64_t)> &control, unsigned threads) {
   std::vector<std::thread> workers;
   for (unsigned t = 1; t < threads; ++t)
-    workers.emplace_back([&c, t, threads] { c.native(t, threads); });
-  c.native(0, threads);
+    workers.emplace_back([&control, t, threads] { control(t, threads); });
+  control(0, threads);
   for (std::thread &w : workers)
     w.join();
 }
@@ -357,6 +363,10 @@ int main(int argc, char **argv) {
                    [&](int64_t part, int64_t parts) {
                      for (int64_t i = part * n / parts; i < (part + 1) * n / parts; ++i)
                        out[i] = x[i] + y[i];
+                   },
+                   [&](int64_t part, int64_t parts) {
+                     bench::vectorAdd(x.data(), y.data(), out.data(), part * n / parts,
+                                      (part + 1) * n / parts);
                    }});
 
   // softmax, 4096 x 1024 f32
@@ -381,6 +391,10 @@ int main(int argc, char **argv) {
                        for (int64_t c = 0; c < cols; ++c)
                          o[c] /= s;
                      }
+                   },
+                   [&](int64_t part, int64_t parts) {
+                     bench::softmaxRows(sin.data(), sout.data(), cols, part * rows / parts,
+                                        (part + 1) * rows / parts);
                    }});
 
   // matmul, 512^3 f32 (ieee and tf32)
@@ -396,16 +410,20 @@ int main(int argc, char **argv) {
     C.noalias() = A * B;
   };
   std::vector<interp::ArgumentValue> mmArgs{i32(m), i32(m), i32(m), i32(m), i32(m), i32(m)};
-  cases.push_back({"matmul_ieee", "512^3 f32",
+  cases.push_back({"matmul_ieee",
+                   "512^3 f32",
                    [&](unsigned t, bool h) {
                      return launch(mmIeee, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
                    },
-                   gemm});
-  cases.push_back({"matmul_tf32", "512^3 f32",
+                   gemm,
+                   {}});
+  cases.push_back({"matmul_tf32",
+                   "512^3 f32",
                    [&](unsigned t, bool h) {
                      return launch(mmTf32, {&a, &b, &c}, mmArgs, {m / 64, m / 64, 1}, t, h);
                    },
-                   gemm});
+                   gemm,
+                   {}});
 
   // layernorm forward, 4096 x 16: the same program on rows of 16, so that what each program
   // costs beyond its data (the interpreter's steps) is most of the time.
@@ -423,6 +441,11 @@ int main(int argc, char **argv) {
                    [&](int64_t part, int64_t parts) {
                      layerNormRows(nx, ny, nw, nbias, nmean, nrstd, narrowCols, part * rows / parts,
                                    (part + 1) * rows / parts);
+                   },
+                   [&](int64_t part, int64_t parts) {
+                     bench::layerNormRows(nx.data(), ny.data(), nw.data(), nbias.data(),
+                                          nmean.data(), nrstd.data(), narrowCols,
+                                          part * rows / parts, (part + 1) * rows / parts);
                    }});
 
   // layernorm forward, 4096 x 1024
@@ -437,20 +460,29 @@ int main(int argc, char **argv) {
                    [&](int64_t part, int64_t parts) {
                      layerNormRows(lx, ly, w, bias, mean, rstd, cols, part * rows / parts,
                                    (part + 1) * rows / parts);
+                   },
+                   [&](int64_t part, int64_t parts) {
+                     bench::layerNormRows(lx.data(), ly.data(), w.data(), bias.data(), mean.data(),
+                                          rstd.data(), cols, part * rows / parts,
+                                          (part + 1) * rows / parts);
                    }});
 
   if (!interpretedOnly)
-    fmt::print("vector kernels: {}\n", interp::vectorTarget());
+    fmt::print("vector kernels: {}; vector controls: {}\n", interp::vectorTarget(),
+               bench::vectorControlTarget());
   if (!interpretedOnly)
-    fmt::print("{:<12} {:<14} {:>11} {:>11} {:>9} {:>11} {:>9} {:>11}{}\n", "kernel", "size",
-               "native ms", "interp ms", "ratio", fmt::format("interp {}t", threads), "speedup",
-               fmt::format("native {}t", threads), hazards ? "  hazards ms  cost" : "");
+    fmt::print("{:<12} {:<14} {:>11} {:>11} {:>9} {:>11} {:>9} {:>11} {:>11} {:>11}{}\n", "kernel",
+               "size", "native ms", "interp ms", "ratio", fmt::format("interp {}t", threads),
+               "speedup", fmt::format("native {}t", threads), "vector ms",
+               fmt::format("vector {}t", threads), hazards ? "  hazards ms  cost" : "");
   for (const Case &cs : cases) {
     if (!only.empty() && cs.name != only)
       continue;
-    std::vector<double> native, nativeMany, one, many, tracked;
+    std::vector<double> native, nativeMany, vector, vectorMany, one, many, tracked;
     std::vector<Phases> onePhases, manyPhases;
     cs.native(0, 1); // warm up caches and pages
+    if (cs.vector)
+      cs.vector(0, 1);
     cs.interpreted(1, false);
     // The warm-up ran enough lanes to ask for the kernel's chains to be compiled: time the
     // compiled loops (TTINTERP_JIT=off times the interpreter alone).
@@ -465,7 +497,11 @@ int main(int argc, char **argv) {
     }
     for (int r = 0; r < repeats; ++r) {
       native.push_back(seconds([&] { cs.native(0, 1); }));
-      nativeMany.push_back(seconds([&] { nativeOnThreads(cs, threads); }));
+      nativeMany.push_back(seconds([&] { onThreads(cs.native, threads); }));
+      if (cs.vector) {
+        vector.push_back(seconds([&] { cs.vector(0, 1); }));
+        vectorMany.push_back(seconds([&] { onThreads(cs.vector, threads); }));
+      }
       one.push_back(seconds([&] { onePhases.push_back(cs.interpreted(1, false)); }));
       many.push_back(seconds([&] { manyPhases.push_back(cs.interpreted(threads, false)); }));
       if (hazards)
@@ -483,9 +519,13 @@ int main(int argc, char **argv) {
     std::string extra = hazards ? fmt::format(" {:>11.2f} {:>5.2f}x", median(tracked) * 1e3,
                                               pairedRatio(tracked, one))
                                 : "";
-    fmt::print("{:<12} {:<14} {:>11.2f} {:>11.2f} {:>9.3f} {:>11.2f} {:>8.2f}x {:>10.2f}x{}\n",
+    std::string vectorColumns = cs.vector
+                                    ? fmt::format("{:>11.2f} {:>10.2f}x", median(vector) * 1e3,
+                                                  pairedRatio(vector, vectorMany))
+                                    : fmt::format("{:>11} {:>11}", "-", "-");
+    fmt::print("{:<12} {:<14} {:>11.2f} {:>11.2f} {:>9.3f} {:>11.2f} {:>8.2f}x {:>10.2f}x {}{}\n",
                cs.name, cs.what, tn * 1e3, t1 * 1e3, pairedRatio(native, one), tt * 1e3,
-               pairedRatio(one, many), pairedRatio(native, nativeMany), extra);
+               pairedRatio(one, many), pairedRatio(native, nativeMany), vectorColumns, extra);
     if (phases)
       for (double Phases::*phase : {&Phases::prepare, &Phases::run, &Phases::writeBack}) {
         std::vector<double> a, b;
@@ -506,6 +546,8 @@ int main(int argc, char **argv) {
              "thread / {0} threads;\n"
              "native {0}t = the plain C++ split over {0} threads, the speedup this machine gives "
              "at all;\n"
+             "vector ms / {0}t = the same in Highway vectors on 1 thread / its speedup on {0} "
+             "threads: what the machine gives memory-speed code;\n"
              "ratios and speedups are medians over repeats of each repeat's own ratio\n",
              threads);
   return 0;

@@ -10,6 +10,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <numeric>
 
@@ -331,6 +333,56 @@ LogicalResult ScanOp::verifyRegions() {
   for (Value src : getSrcs())
     elementTypes.push_back(llvm::cast<RankedTensorType>(src.getType()).getElementType());
   return verifyCombineRegion(*this, getCombineOp(), elementTypes);
+}
+
+LogicalResult MapElementwiseOp::verify() {
+  if (getSrcs().empty())
+    return emitOpError("needs at least one operand");
+  // Triton's own rule: the GPU hands a thread's registers to the region in groups.
+  if (getPack() < 1 || !llvm::isPowerOf2_32(getPack()))
+    return emitOpError() << "pack must be a power of 2, is " << getPack();
+  auto shape = llvm::cast<RankedTensorType>(getSrcs().front().getType()).getShape();
+  for (Value v : getOperands())
+    if (llvm::cast<RankedTensorType>(v.getType()).getShape() != shape)
+      return emitOpError("operands must all have the same shape");
+  for (Value v : getResults())
+    if (llvm::cast<RankedTensorType>(v.getType()).getShape() != shape)
+      return emitOpError("results must have the operands' shape");
+  return success();
+}
+
+LogicalResult MapElementwiseOp::verifyRegions() {
+  Region &region = getScalarOp();
+  if (region.empty())
+    return emitOpError("needs a scalar region");
+  const unsigned pack = getPack();
+  // Operand-major: each element type `pack` times in a row (and so the results).
+  auto repeated = [pack](auto values) {
+    SmallVector<Type> types;
+    for (Value v : values)
+      types.append(pack, llvm::cast<RankedTensorType>(v.getType()).getElementType());
+    return types;
+  };
+  SmallVector<Type> arguments = repeated(getSrcs()), returned = repeated(getResults());
+  if (llvm::to_vector(region.front().getArgumentTypes()) != arguments)
+    return emitOpError() << "scalar region must take " << arguments.size()
+                         << " arguments of the operands' element types, pack at a time";
+  WalkResult walk = region.walk([&](Operation *op) {
+    // As Triton: a scalar store would lose the tensor's masking.
+    auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
+    if (effects && effects.hasEffect<MemoryEffects::Write>()) {
+      op->emitOpError("cannot write memory inside tt.map_elementwise");
+      return WalkResult::interrupt();
+    }
+    if (llvm::isa<MapElementwiseReturnOp>(op) &&
+        llvm::to_vector(op->getOperandTypes()) != returned) {
+      op->emitOpError() << "must return " << returned.size()
+                        << " values of the results' element types, pack at a time";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 //===----------------------------------------------------------------------===//

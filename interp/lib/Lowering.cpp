@@ -26,6 +26,7 @@ const OpTable &OpTable::get() {
     registerTensorOps(t);
     registerMemoryOps(t);
     registerReduceOps(t);
+    registerMapElementwiseOps(t);
     registerDotOps(t);
     registerControlFlowOps(t);
     registerDebugOps(t);
@@ -248,7 +249,8 @@ bool Lowerer::lowerTerminator(mlir::Operation *op, Block &out,
     slotsOf(op->getOperands(), t.operands);
     return true;
   }
-  if (name == "scf.yield" || name == "tt.reduce.return" || name == "tt.scan.return") {
+  if (name == "scf.yield" || name == "tt.reduce.return" || name == "tt.scan.return" ||
+      name == "tt.map_elementwise.return") {
     t.kind = Terminator::Yield;
     slotsOf(op->getOperands(), t.operands);
     return true;

@@ -64,6 +64,7 @@ void registerMathOps(OpTable &table);
 void registerTensorOps(OpTable &table);
 void registerMemoryOps(OpTable &table);
 void registerReduceOps(OpTable &table);
+void registerMapElementwiseOps(OpTable &table);
 void registerDotOps(OpTable &table);
 void registerControlFlowOps(OpTable &table);
 void registerDebugOps(OpTable &table);

@@ -1,7 +1,8 @@
 """The ops Triton 3.9 added, on ttinterp, checked against torch and by hand (issue 15, item 3).
 
 tt.grid_dependency_wait / tt.grid_dependency_launch_dependents (gdc_wait, gdc_launch_dependents),
-tt.approx_divf (tl.fdiv(approx=True)), tt.atomic_load, tt.atomic_store and tt.atomic_poll.
+tt.approx_divf (tl.fdiv(approx=True)), tt.atomic_load, tt.atomic_store and tt.atomic_poll; and
+tt.map_elementwise (tl.map_elementwise), which Triton 3.8 has too.
 """
 import pytest
 import torch
@@ -132,3 +133,100 @@ def test_plain_store_then_atomic_load_of_another_program_is_a_hazard():
     h = info.value.hazards[0]
     assert h.kind == "read-after-write"
     assert (h.first_op, h.second_op) == ("tt.store", "tt.atomic_load")
+
+
+@triton.jit
+def selu_scalar(x, alpha):
+    # An early return: each element runs only its own branch (cf.cond_br in the region).
+    if x > 0:
+        return x
+    return alpha * (tl.exp(x) - 1)
+
+
+@triton.jit
+def selu_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, tl.map_elementwise(selu_scalar, x, alpha), mask=m)
+
+
+def test_map_elementwise_runs_a_branching_scalar_function():
+    x = torch.randn(300, generator=torch.Generator().manual_seed(5))
+    out = torch.empty(300)
+    selu_kernel[(3, )](x, out, 300, 1.5, BLOCK=128)
+    positive = x > 0
+    assert torch.equal(out[positive], x[positive])
+    expected = (1.5 * (torch.exp(x.double()) - 1)).float()
+    assert torch.allclose(out[~positive], expected[~positive], rtol=1e-6, atol=1e-7)
+
+
+@triton.jit
+def guarded_load_scalar(p, inside):
+    # Only elements inside the buffer load: the others would fault if they ran the load.
+    if inside:
+        return tl.load(p)
+    return -1.0
+
+
+@triton.jit
+def guarded_gather_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.map_elementwise(guarded_load_scalar, x_ptr + offs, offs < n))
+
+
+def test_map_elementwise_loads_only_in_the_branch_taken():
+    x = torch.arange(10, dtype=torch.float32)
+    out = torch.zeros(16)
+    guarded_gather_kernel[(1, )](x, out, 10, BLOCK=16)
+    assert out.tolist() == list(range(10)) + [-1.0] * 6
+
+
+@triton.jit
+def unguarded_load_scalar(p):
+    return tl.load(p)
+
+
+@triton.jit
+def unguarded_gather_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.map_elementwise(unguarded_load_scalar, x_ptr + offs))
+
+
+def test_map_elementwise_load_out_of_bounds_is_a_fault_at_its_line():
+    x = torch.arange(10, dtype=torch.float32)
+    out = torch.zeros(16)
+    with pytest.raises(ttinterp.KernelFault) as info:
+        unguarded_gather_kernel[(1, )](x, out, BLOCK=16)
+    assert info.value.kind == "out_of_bounds"
+    assert info.value.op == "tt.load"
+    # The scalar function's `return tl.load(p)`.
+    line = unguarded_load_scalar.fn.__code__.co_firstlineno + 2
+    assert info.value.location.startswith(f"{__file__}:{line}:")
+    assert torch.equal(out, torch.zeros(16))
+
+
+@triton.jit
+def pair_scalar(a0, a1, b0, b1):
+    # pack=2: two consecutive elements of each operand; results come back result-major.
+    return a1, a0, b0 + b1, b0 - b1
+
+
+@triton.jit
+def pair_kernel(x_ptr, y_ptr, swapped_ptr, sums_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    swapped, sums = tl.map_elementwise(pair_scalar, tl.load(x_ptr + offs), tl.load(y_ptr + offs),
+                                       pack=2)
+    tl.store(swapped_ptr + offs, swapped)
+    tl.store(sums_ptr + offs, sums)
+
+
+def test_map_elementwise_pack_hands_consecutive_pairs_to_one_call():
+    x = torch.arange(16, dtype=torch.int32)
+    y = torch.arange(16, dtype=torch.int32) * 10
+    swapped = torch.empty(16, dtype=torch.int32)
+    sums = torch.empty(16, dtype=torch.int32)
+    pair_kernel[(1, )](x, y, swapped, sums, BLOCK=16)
+    assert torch.equal(swapped, x.view(8, 2).flip(1).reshape(16))
+    pairs = y.view(8, 2)
+    assert torch.equal(sums, torch.stack([pairs[:, 0] + pairs[:, 1], pairs[:, 0] - pairs[:, 1]], 1).reshape(16))

@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <cstring>
+
 namespace ttinterp::interp {
 
 /// Whether every use of `v` reads a splat's scalar in place (OpTable), so a
@@ -17,6 +19,15 @@ inline bool onlyScalarReaders(mlir::Value v) {
   for (mlir::OpOperand &use : v.getUses())
     all &= table.readsSplatScalar(use);
   return all;
+}
+
+/// Copies element `index` of slot `from` into the scalar slot `to` (a region's argument).
+inline void copyElement(Frame &f, SlotId from, int64_t index, SlotId to, size_t size) {
+  std::memcpy(f.atHome<uint8_t>(to), f.bytes(from) + index * size, size);
+}
+/// Copies the scalar slot `from` (a region's result) into element `index` of slot `to`.
+inline void storeElementTo(Frame &f, SlotId from, SlotId to, int64_t index, size_t size) {
+  std::memcpy(f.bytes(to) + index * size, f.bytes(from), size);
 }
 
 /// Which operands of an elementwise kernel are scalars standing for a splat

@@ -26,15 +26,6 @@ struct FoldData {
   bool reverse = false;
 };
 
-/// Copies element `index` of slot `from` into the scalar slot `to`.
-inline void copyElement(Frame &f, SlotId from, int64_t index, SlotId to, size_t size) {
-  std::memcpy(f.atHome<uint8_t>(to), f.bytes(from) + index * size, size);
-}
-/// Copies the scalar slot `from` into element `index` of slot `to`.
-inline void storeElementTo(Frame &f, SlotId from, SlotId to, int64_t index, size_t size) {
-  std::memcpy(f.bytes(to) + index * size, f.bytes(from), size);
-}
-
 /// tt.reduce with a general combine region, in tree order. Each lane's fold runs in
 /// the region's arguments as one chain; lane results wait in `lanes` for the butterfly.
 void reduceKernel(Frame &f, const Instr &in) {

@@ -51,6 +51,8 @@
 //   tt.reduce.return      ReduceReturnOp: getResult (operands)
 //   tt.scan               ScanOp: getSrcs, getAxis, getReverse, getCombineOp
 //   tt.scan.return        ScanReturnOp: getResult
+//   tt.map_elementwise    MapElementwiseOp: getSrcs, getPack, getScalarOp (Region&), getResult
+//   tt.map_elementwise.return MapElementwiseReturnOp: getResult
 //   tt.bitcast            BitcastOp: getSrc
 //   tt.fp_to_fp           FpToFpOp: getSrc, getRounding (optional<RoundingMode>)
 //   tt.int_to_ptr         IntToPtrOp: getSrc

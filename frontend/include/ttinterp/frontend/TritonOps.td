@@ -481,6 +481,29 @@ def TT_ScanReturnOp : TT_Op<"scan.return", [Pure, HasParent<"ScanOp">, Terminato
   let assemblyFormat = "$result attr-dict `:` type($result)";
 }
 
+def TT_MapElementwiseOp : TT_Op<"map_elementwise", [RecursiveMemoryEffects]> {
+  let summary = "map a scalar region over N tensors of one shape, `pack` elements per call";
+  let description = [{
+    tl.map_elementwise. The region takes N x pack scalars, operand-major (element p of the
+    group from operand k is argument k * pack + p), and returns M x pack scalars with
+    tt.map_elementwise.return, result-major; the M results have the operands' shape. The
+    region may branch (cf.br, cf.cond_br: a function with an early return), may read memory,
+    and may not write it.
+  }];
+  let arguments = (ins Variadic<TT_Tensor>:$srcs, I32Attr:$pack);
+  let results = (outs Variadic<TT_Tensor>:$result);
+  let regions = (region AnyRegion:$scalarOp);
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def TT_MapElementwiseReturnOp : TT_Op<"map_elementwise.return",
+    [Pure, HasParent<"MapElementwiseOp">, Terminator]> {
+  let summary = "return the scalar results of a tt.map_elementwise region";
+  let arguments = (ins Variadic<AnyType>:$result);
+  let assemblyFormat = "attr-dict ($result^ `:` type($result))?";
+}
+
 //===----------------------------------------------------------------------===//
 // External and inline code
 //===----------------------------------------------------------------------===//

@@ -2,7 +2,7 @@
 
 tt.grid_dependency_wait / tt.grid_dependency_launch_dependents (gdc_wait, gdc_launch_dependents),
 tt.approx_divf (tl.fdiv(approx=True)), tt.atomic_load, tt.atomic_store and tt.atomic_poll; and
-tt.map_elementwise (tl.map_elementwise), which Triton 3.8 has too.
+tt.map_elementwise (tl.map_elementwise), which Triton 3.5 and 3.8 have too.
 """
 import pytest
 import torch

@@ -52,9 +52,11 @@ TEST_CASE("each Triton version has the full kernel set") {
     }
   for (const char *version : {"3.3.1", "3.5.1", "3.8.0"})
     CHECK(fs::exists(samplePath(version, "block_ptr_kernel.ttir")));
-  // Host-side TensorDescriptor arguments arrived in 3.4.
-  for (const char *version : {"3.5.1", "3.8.0", "3.9.0"})
+  // Host-side TensorDescriptor arguments arrived in 3.4; tl.map_elementwise after 3.3.
+  for (const char *version : {"3.5.1", "3.8.0", "3.9.0"}) {
     CHECK(fs::exists(samplePath(version, "host_desc_kernel.ttir")));
+    CHECK(fs::exists(samplePath(version, "map_kernel.ttir")));
+  }
 }
 
 TEST_CASE("printing and re-parsing a sample keeps it valid and structurally equal") {

@@ -219,3 +219,53 @@ TEST_CASE("malformed tt.map_elementwise is a verifier error naming the op") {
   CAPTURE(error);
   CHECK(error.find("cannot write memory inside tt.map_elementwise") != std::string::npos);
 }
+
+TEST_CASE("Triton's own map_kernel (3.5, 3.8, 3.9): collatz per element, pairs swapped") {
+  // tests/data/ttir/kernels.py: (steps, last) = collatz(x, limit 100), -1 and x itself for
+  // x <= 0; then out = (2 f1, 2 f0) for each pair (f0, f1) of f, pack 2.
+  std::vector<int32_t> x(64);
+  for (int32_t i = 0; i < 64; ++i)
+    x[size_t(i)] = i - 3;
+  std::vector<int32_t> wantSteps(64), wantLast(64);
+  for (size_t i = 0; i < 64; ++i) {
+    int32_t n = x[i], steps = 0;
+    if (n <= 0) {
+      wantSteps[i] = -1;
+      wantLast[i] = n;
+      continue;
+    }
+    for (; n != 1 && steps < 100; ++steps)
+      n = n % 2 == 0 ? n / 2 : 3 * n + 1;
+    wantSteps[i] = steps;
+    wantLast[i] = n;
+  }
+  // 27 takes 111 steps: the limit stops it at 100 short of 1.
+  CHECK(wantSteps[30] == 100);
+  CHECK(wantLast[30] != 1);
+  std::vector<float> f(512), wantOut(512);
+  for (size_t i = 0; i < 512; ++i)
+    f[i] = float(i) * 0.5f;
+  for (size_t i = 0; i < 512; i += 2) {
+    wantOut[i] = 2 * f[i + 1];
+    wantOut[i + 1] = 2 * f[i];
+  }
+  for (const char *version : {"3.5.1", "3.8.0", "3.9.0"}) {
+    CAPTURE(version);
+    LoadedKernel k =
+        loadKernel(source(std::string("tests/data/ttir/") + version + "/map_kernel.ttir"), true);
+    REQUIRE_MESSAGE(k.kernel, k.error);
+    std::vector<int32_t> steps(64, 7), last(64, 7);
+    std::vector<float> out(512, 7);
+    LaunchResult r = launch(*k.kernel,
+                            {pointer("x", viewOf(x, DType::I32)),
+                             pointer("steps", viewOf(steps, DType::I32)),
+                             pointer("last", viewOf(last, DType::I32)),
+                             pointer("f", viewOf(f, DType::F32)),
+                             pointer("out", viewOf(out, DType::F32))},
+                            {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4)}, {1, 1, 1});
+    REQUIRE_FALSE(r.fault);
+    CHECK(steps == wantSteps);
+    CHECK(last == wantLast);
+    CHECK(out == wantOut);
+  }
+}

@@ -235,6 +235,36 @@ def ptr_cast_kernel(x_ptr, out_ptr, addr_ptr):
     tl.store(out_ptr + offs, tl.load(p + offs))
 
 
+@triton.jit
+def _collatz_scalar(n, limit):
+    # An early return (cf.cond_br in the region) and a data-dependent loop (scf.while).
+    if n <= 0:
+        return -1, n
+    steps = 0
+    while n != 1 and steps < limit:
+        n = tl.where(n % 2 == 0, n // 2, 3 * n + 1)
+        steps += 1
+    return steps, n
+
+
+@triton.jit
+def _pair_scalar(a0, a1):
+    return a1 * 2.0, a0 * 2.0
+
+
+@triton.jit
+def map_kernel(x_ptr, steps_ptr, last_ptr, f_ptr, out_ptr):
+    offs = tl.arange(0, 64)
+    steps, last = tl.map_elementwise(_collatz_scalar, tl.load(x_ptr + offs), offs * 0 + 100)
+    tl.store(steps_ptr + offs, steps)
+    tl.store(last_ptr + offs, last)
+    # One result, two values per call: a 1-tuple. The GPU needs the pack to divide a thread's
+    # elements: 512 over 4 warps is 4 each.
+    wide = tl.arange(0, 512)
+    (doubled, ) = tl.map_elementwise(_pair_scalar, tl.load(f_ptr + wide), pack=2)
+    tl.store(out_ptr + wide, doubled)
+
+
 # name -> (signature, constexprs, attrs (tt.divisibility by arg index), options)
 SPECS = {
     "add_kernel": ({"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32",
@@ -264,11 +294,13 @@ SPECS = {
     "control_kernel": ({"x_ptr": "*i32", "out_ptr": "*i32", "n": "i32", "iters": "i32"}, {}, {}, {}),
     "call_kernel": ({"x_ptr": "*fp32", "out_ptr": "*fp32", "factor": "fp32"}, {}, {}, {}),
     "ptr_cast_kernel": ({"x_ptr": "*fp32", "out_ptr": "*fp32", "addr_ptr": "*i64"}, {}, {}, {}),
+    "map_kernel": ({"x_ptr": "*i32", "steps_ptr": "*i32", "last_ptr": "*i32", "f_ptr": "*fp32",
+                    "out_ptr": "*fp32"}, {}, {}, {}),
 }
 
 # Kernels whose raw front-end IR (asm["source"], before inlining) is kept as <kernel>.source.ttir.
 KEEP_SOURCE = ("block_ptr_kernel", "call_kernel", "reduce_kernel", "tensor_desc_kernel")
 
 # Kernels a Triton version cannot compile (tl.make_block_ptr was removed in 3.9; host-side
-# TensorDescriptor arguments arrived in 3.4).
-UNSUPPORTED = {"3.9": ("block_ptr_kernel",), "3.3": ("host_desc_kernel",)}
+# TensorDescriptor arguments arrived in 3.4; tl.map_elementwise is in 3.5, not in 3.3).
+UNSUPPORTED = {"3.9": ("block_ptr_kernel",), "3.3": ("host_desc_kernel", "map_kernel")}

@@ -11,11 +11,10 @@ using namespace ttinterp::test;
 
 namespace {
 
-/// out[i] = f(in[i]) over one program of 8 lanes, f the region of `map` (which reads %x,
-/// the loaded block, and defines %y).
-std::vector<int32_t> runMap(const std::string &map, std::vector<int32_t> in,
-                            std::optional<interp::Fault> *fault = nullptr) {
-  std::string ttir = subst(R"(
+/// A kernel of one program of 8 lanes: out[i] = f(in[i]), f the region of `map` (which reads
+/// %x, the loaded block, and defines %y).
+std::string mapKernel(const std::string &map) {
+  return subst(R"(
 module {
   tt.func public @k(%in: !tt.ptr<i32>, %out: !tt.ptr<i32>) {
     %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
@@ -30,8 +29,12 @@ $MAP
   }
 }
 )",
-                           {{"$MAP", map}});
-  LoadedKernel k = loadKernel(ttir);
+               {{"$MAP", map}});
+}
+
+std::vector<int32_t> runMap(const std::string &map, std::vector<int32_t> in,
+                            std::optional<interp::Fault> *fault = nullptr) {
+  LoadedKernel k = loadKernel(mapKernel(map));
   REQUIRE_MESSAGE(k.kernel, k.error);
   std::vector<int32_t> out(8, -1);
   LaunchResult r = launch(
@@ -45,19 +48,7 @@ $MAP
 }
 
 std::string loadError(const std::string &map) {
-  LoadedKernel k = loadKernel(subst(R"(
-module {
-  tt.func public @k(%in: !tt.ptr<i32>, %out: !tt.ptr<i32>) {
-    %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
-    %pi = tt.splat %in : !tt.ptr<i32> -> tensor<8x!tt.ptr<i32>>
-    %ai = tt.addptr %pi, %r : tensor<8x!tt.ptr<i32>>, tensor<8xi32>
-    %x = tt.load %ai : tensor<8x!tt.ptr<i32>>
-$MAP
-    tt.return
-  }
-}
-)",
-                                    {{"$MAP", map}}));
+  LoadedKernel k = loadKernel(mapKernel(map));
   CHECK_FALSE(k.kernel);
   return k.error;
 }

@@ -400,3 +400,75 @@ def test_overlapping_storages_share_one_root_spanning_their_union(tmp_path):
     result = replay(bundle, tmp_path / "out")
     assert replayed(result, "src_ptr") == memory.tobytes()
     np.testing.assert_array_equal(memory, expected)
+
+
+# Pointer tables: tensors reached through int64 tables of data_ptr()s (test_pointer_tables.py).
+from test_pointer_tables import D, PAGE, group_gemm_fn, paged_gather, small_ints  # noqa: E402
+
+
+def test_a_page_table_is_recorded_as_addresses_and_replays_with_the_replays_own(tmp_path):
+    g = torch.Generator().manual_seed(21)
+    cache = torch.randn(4, PAGE, D, generator=g)  # one storage of four pages
+    lone = torch.randn(PAGE, D, generator=g)      # and a page of its own
+    # Sequence 0 reads pages 3 and 1 of the cache, sequence 1 the lone page then cache page 0.
+    table = torch.tensor([[cache[3].data_ptr(), cache[1].data_ptr()],
+                          [lone.data_ptr(), cache[0].data_ptr()]])
+    out = torch.zeros(2, 2 * PAGE, D)
+    with ttinterp.record(tmp_path / "rec"), ttinterp.options(reachable={"cache": cache,
+                                                                          "lone": lone}):
+        paged_gather[(2, )](table, out, 2, PAGE=PAGE, D=D)
+    assert torch.equal(out[0], torch.cat([cache[3], cache[1]]))
+    assert torch.equal(out[1], torch.cat([lone, cache[0]]))
+
+    [bundle] = bundles(tmp_path / "rec")
+    spec = load_spec(bundle)
+    # No argument gives the reachable tensors a dtype: their buffers are bytes.
+    page = PAGE * D * 4  # bytes of a page
+    assert spec["buffers"]["cache"] == {"dtype": "i8", "shape": [4 * page],
+                                        "init": {"npy": "cache.npy"}}
+    assert spec["buffers"]["page_table"] == {"dtype": "i64", "shape": [4], "init": {"addresses": [
+        {"buffer": "cache", "offset": 3 * page}, {"buffer": "cache", "offset": page},
+        {"buffer": "lone"}, {"buffer": "cache"}]}}
+    assert not (bundle / "page_table.npy").exists()
+    assert spec["launches"][0]["reachable"] == ["cache", "lone"]
+    assert recorded(bundle, "cache") == storage_bytes(cache)
+    assert recorded(bundle, "lone") == storage_bytes(lone)
+
+    result = replay(bundle, tmp_path / "out")
+    assert replayed(result, "out") == storage_bytes(out)
+    # The replay's table holds the replay's addresses, not these.
+    assert replayed(result, "page_table") != storage_bytes(table)
+
+
+def test_tutorial_08_grouped_gemm_replays_bit_for_bit(tmp_path):
+    g = torch.Generator().manual_seed(22)
+    sizes = [(32, 16, 32), (16, 48, 16)]
+    group_A = [small_ints(m, k, generator=g) for m, n, k in sizes]
+    group_B = [small_ints(k, n, generator=g) for m, n, k in sizes]
+    with ttinterp.record(tmp_path / "rec"):
+        group_C = group_gemm_fn(group_A, group_B)
+
+    [bundle] = bundles(tmp_path / "rec")
+    spec = load_spec(bundle)
+    launch = spec["launches"][0]
+    # The tables of A, B and C, each naming the reachable buffers in the group's order.
+    tables = [spec["buffers"][f"group_{x}_ptrs"]["init"]["addresses"] for x in "abc"]
+    assert tables == [[{"buffer": f"reachable_{i}_"} for i in first] for first in ([0, 1], [2, 3], [4, 5])]
+    assert launch["reachable"] == [f"reachable_{i}_" for i in range(6)]
+
+    result = replay(bundle, tmp_path / "out")
+    for i, c in enumerate(group_C):
+        assert replayed(result, f"reachable_{4 + i}_") == storage_bytes(c)
+        assert torch.equal(c, torch.matmul(group_A[i].float(), group_B[i].float()).half())
+
+
+def test_a_table_mixing_addresses_with_other_values_is_refused_before_the_launch(tmp_path):
+    g = torch.Generator().manual_seed(23)
+    pages = [torch.randn(PAGE, D, generator=g) for _ in range(2)]
+    table = torch.tensor([[pages[0].data_ptr(), 12345]])  # the second entry is no address
+    out = torch.zeros(1, 2 * PAGE, D)
+    with pytest.raises(ValueError, match="holds the address of reachable buffer 'page0' among values"):
+        with ttinterp.record(tmp_path / "rec"), ttinterp.options(reachable={"page0": pages[0],
+                                                                             "page1": pages[1]}):
+            paged_gather[(1, )](table, out, 2, PAGE=PAGE, D=D)
+    assert torch.equal(out, torch.zeros(1, 2 * PAGE, D))

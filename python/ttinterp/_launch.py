@@ -195,16 +195,13 @@ class Launcher:
         binding = self._bind(args)
         if launch_enter_hook is not None:
             launch_enter_hook(launch_metadata)
+        # (storage address, storage bytes, name) of each reachable tensor.
+        reachable = [(*_storage(t, name)[1:], name) for name, t in options.reachable]
         if options.record:
-            if options.reachable:
-                raise ValueError(f"ttinterp: kernel '{self.name}': recording a launch with reachable "
-                                 f"tensors is not supported yet (a bundle's pointer tables would hold "
-                                 f"this process's addresses)")
             from ._record import record_launch
             record_launch(options.record, self.name, ttir_of[function.hash], function.parameters,
-                          grid, binding)
+                          grid, binding, reachable)
         sys.stdout.flush()  # tl.device_print writes to the process's stdout from C++
-        reachable = [(*_storage(t, name)[1:], name) for name, t in options.reachable]
         result = function.launch(grid, binding.pointers, binding.scalars, binding.pad_nan,
                                  options.threads or _CORES, options.hazards != "off",
                                  options.bounds, options.max_steps, options.in_place, reachable)

@@ -20,6 +20,12 @@ How a launch becomes a spec:
   ``<root>.<dtype>`` (``<root>.<dtype>.<phase>`` when the elements start ``phase`` bytes in).
 * Pointer arguments: a view from the tensor's first element to the end of its storage,
   ``{"view": buffer, "offset": ..., "shape": [elements to the storage's end], "strides": [1]}``.
+* Reachable tensors (``ttinterp.options(reachable=...)``): roots like the arguments' (named after
+  the tensor's name when no argument reaches them), listed in the launch's ``reachable``.
+* Pointer tables: a root that is i64 (or reached by no argument) and holds nothing but addresses
+  inside the launch's roots is written as an ``addresses`` init naming the buffer and element of
+  each, so that the replay's table holds the replay's addresses. A root holding addresses of
+  reachable tensors among other values cannot be a spec's table: recording it is an error.
 * Tensor descriptors: ``{"tensordesc": buffer, "offset", "shape", "strides"}`` from the shape and
   stride values the launch passed; the spec's one argument stands for the descriptor parameter
   and the 2 x rank shape and stride parameters after it.
@@ -145,11 +151,13 @@ def _merge_storages(storages):
     return root_of
 
 
-def record_launch(folder: str, kernel_name: str, ttir: str, parameters, grid, binding) -> str:
+def record_launch(folder: str, kernel_name: str, ttir: str, parameters, grid, binding,
+                  reachable=()) -> str:
     """Writes the launch about to run as a bundle in `folder`; returns the bundle's folder.
 
     `parameters`: the kernel's (name, "pointer"|"scalar", dtype, descriptor rank, access) in TTIR
-    order; `binding`: the launch's _launch._Binding (pointers, scalars, pad_nan per pointer)."""
+    order; `binding`: the launch's _launch._Binding (pointers, scalars, pad_nan per pointer);
+    `reachable`: (storage address, storage bytes, name) of each reachable tensor."""
     pointer_params = [p for p in parameters if p[1] == "pointer"]
     if len(pointer_params) != len(binding.pointers):
         raise ValueError(f"ttinterp: cannot record kernel '{kernel_name}': it has "
@@ -164,22 +172,26 @@ def record_launch(folder: str, kernel_name: str, ttir: str, parameters, grid, bi
     uses = [(dtype, address, (storage, nbytes))
             for (_, _, dtype, _, _), (address, storage, nbytes, _) in zip(pointer_params,
                                                                            binding.pointers)]
-    storages = list(dict.fromkeys(storage for _, _, storage in uses))
+    reached = [((start, nbytes), name) for start, nbytes, name in reachable]
+    storages = list(dict.fromkeys([storage for _, _, storage in uses] +
+                                  [storage for storage, _ in reached]))
     root_of = _merge_storages(storages)
 
     # Roots in the order arguments first reach them, named after that argument.
     roots, taken_names = [], set()
-    for (dtype, _, storage), (_, _, _, arg_name) in zip(uses, binding.pointers):
+    named = [(storage, arg_name) for (_, _, storage), (_, _, _, arg_name) in zip(uses, binding.pointers)]
+    for storage, given in named + reached:
         root = root_of[storage]
         if root in roots:
             continue
-        base = _file_name(arg_name).replace(".", "_")  # '.' is left for alias names
+        base = _file_name(given).replace(".", "_")  # '.' is left for alias names
         name, n = base, 2
         while name in taken_names:
             name, n = f"{base}-{n}", n + 1
         taken_names.add(name)
         root.name = name
         roots.append(root)
+    reachable_roots = list(dict.fromkeys(root_of[storage] for storage, _ in reached))
     for root in roots:
         dtypes = {dtype for dtype, _, storage in uses if root_of[storage] is root}
         only = next(iter(dtypes)) if len(dtypes) == 1 else None
@@ -188,6 +200,7 @@ def record_launch(folder: str, kernel_name: str, ttir: str, parameters, grid, bi
                 for _, address, storage in uses if root_of[storage] is root):
             root.dtype = only
 
+    tables = _pointer_tables(kernel_name, roots, root_of, uses, reachable_roots)
     buffers = {}
     for root in roots:
         buffers[root.name] = {"dtype": root.dtype,
@@ -240,22 +253,74 @@ def record_launch(folder: str, kernel_name: str, ttir: str, parameters, grid, bi
         args.append(desc)
         p += 1 + 2 * rank
 
+    # Each table entry names its target's buffer: the root itself where the address falls on
+    # one of its elements, else an i8 view of it.
+    for table, targets in tables.items():
+        entries = []
+        for address, target in targets:
+            buffer, first = buffer_for(target.dtype if (address - target.lo) % _SIZE[target.dtype] == 0
+                                       else "i8", address, target)
+            offset = (address - first) // _SIZE[buffers[buffer]["dtype"]]
+            entries.append({"buffer": buffer, "offset": offset} if offset else {"buffer": buffer})
+        buffers[table.name]["init"] = {"addresses": entries}
+
     bundle = _new_bundle(folder, kernel_name)
     with open(os.path.join(bundle, "kernel.ttir"), "w", encoding="utf-8") as f:
         f.write(ttir)
     for root in roots:
+        if root in tables:
+            continue  # filled with the replay's own addresses
         data = _read_bytes(root.lo, root.hi - root.lo).view(np.dtype(_NPY[root.dtype]))
         np.save(os.path.join(bundle, f"{root.name}.npy"), data)
     with open(os.path.join(bundle, "spec.json"), "w", encoding="utf-8") as f:
-        f.write(_spec_text(buffers, kernel_name, [int(g) for g in grid], args))
+        f.write(_spec_text(buffers, kernel_name, [int(g) for g in grid], args,
+                           [root.name for root in reachable_roots]))
     return bundle
 
 
-def _spec_text(buffers: dict, kernel_name: str, grid: list, args: list) -> str:
+def _pointer_tables(kernel_name: str, roots, root_of, uses, reachable_roots) -> dict:
+    """{table root: [(address, target root) per element]} for the roots that are pointer tables.
+
+    A table is a root of i64 elements (or of raw bytes no argument reaches: a reachable table
+    of tables) whose every element is an address inside some root; its dtype becomes i64. A root
+    that is no table but holds an address inside a reachable root cannot be replayed: the replay
+    would load this process's address, in memory it does not have."""
+    by_start = sorted((r for r in roots if r.hi > r.lo), key=lambda r: r.lo)
+    starts = np.array([r.lo for r in by_start], dtype=np.uint64)
+    ends = np.array([r.hi for r in by_start], dtype=np.uint64)
+    reachable_at = np.array([r in reachable_roots for r in by_start], dtype=bool)
+    argument_roots = {root_of[storage] for _, _, storage in uses}
+    tables = {}
+    for root in roots:
+        size = root.hi - root.lo
+        if size == 0 or size % 8 or root.lo % 8 or not by_start:
+            continue
+        words = _read_bytes(root.lo, size).view("<u8")
+        # Index of the root each word falls in, -1 for none (a vector pass: tables can be large).
+        at = np.searchsorted(starts, words, side="right").astype(np.int64) - 1
+        inside = (at >= 0) & (words < ends[np.maximum(at, 0)])
+        at[~inside] = -1
+        if (root.dtype == "i64" or (root.dtype == "i8" and root not in argument_roots)) and \
+                bool(inside.all()):
+            tables[root] = [(int(w), by_start[i]) for w, i in zip(words, at)]
+            continue
+        stray = at[inside & reachable_at[np.maximum(at, 0)]]
+        if stray.size:
+            raise ValueError(f"ttinterp: cannot record kernel '{kernel_name}': buffer '{root.name}' "
+                             f"holds the address of reachable buffer '{by_start[stray[0]].name}' "
+                             f"among values that are no addresses; a spec's pointer table holds "
+                             f"addresses only")
+    for table in tables:
+        table.dtype = "i64"
+    return tables
+
+
+def _spec_text(buffers: dict, kernel_name: str, grid: list, args: list, reachable: list) -> str:
     """The spec as JSON with one buffer and one argument per line, for people to read."""
     dump = json.dumps
     lines = ",\n".join(f"    {dump(name)}: {dump(b)}" for name, b in buffers.items())
     arg_lines = ",\n".join(f"       {dump(a)}" for a in args)
+    extra = f',\n     "reachable": {dump(reachable)}' if reachable else ""
     return (f'{{\n  "buffers": {{\n{lines}\n  }},\n'
             f'  "launches": [\n    {{"kernel": "kernel.ttir", "function": {dump(kernel_name)}, '
-            f'"grid": {dump(grid)},\n     "args": [\n{arg_lines}\n     ]}}\n  ]\n}}\n')
+            f'"grid": {dump(grid)},\n     "args": [\n{arg_lines}\n     ]{extra}}}\n  ]\n}}\n')

@@ -299,9 +299,7 @@ bool Lowerer::lowerBlock(mlir::Block &block, Block &out,
       continue; // only fused accesses used it
     LowerFn fn = table.find(op.getName().getStringRef());
     if (!fn) {
-      ok = error(&op, op.getName().getStringRef() == "tt.elementwise_inline_asm"
-                          ? "inline PTX assembly cannot be interpreted on the CPU"
-                          : "this op is not supported by the interpreter");
+      ok = error(&op, "this op is not supported by the interpreter");
       break;
     }
     // An op the fused store of its result runs is lowered aside (Fusion.h); should it

@@ -6,6 +6,7 @@ import triton
 import triton.language as tl
 
 import ttinterp
+from conftest import needs_tl_atomic_load
 
 
 @triton.jit
@@ -208,6 +209,7 @@ def wait_for_the_last_program(flag_ptr, out_ptr, LAST: tl.constexpr):
     tl.store(out_ptr + pid, pid + 10 * tl.atomic_load(flag_ptr))
 
 
+@needs_tl_atomic_load
 @pytest.mark.parametrize("threads", [1, 2])
 def test_programs_waiting_for_a_later_program_complete(threads):
     flag = torch.zeros(1, dtype=torch.int32)

@@ -85,3 +85,10 @@ def test_tritons_kernel_cache_is_reused_by_a_second_process(tmp_path):
     second = run_python(code, tmp_path)
     assert second.returncode == 0, second.stderr
     assert second.stdout.split("\n")[1] == "[True]"
+
+
+def test_a_triton_older_than_3_5_is_refused_on_import_with_the_versions_that_work(tmp_path):
+    # Triton 3.4's driver and backend interfaces differ from 3.5's; a clear error, not a late one.
+    r = run_python("import triton\ntriton.__version__ = '3.4.0'\nimport ttinterp\n", tmp_path)
+    assert r.returncode != 0
+    assert "ImportError: ttinterp's Triton backend needs Triton 3.5 to 3.9, not 3.4.0" in r.stderr

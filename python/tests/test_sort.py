@@ -8,6 +8,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from conftest import TRITON
 
 
 @triton.jit
@@ -55,6 +56,8 @@ def topk_kernel(x_ptr, out_ptr, N: tl.constexpr, K: tl.constexpr):
 
 @pytest.mark.parametrize("k", [1, 8, 256])
 def test_topk_of_1024_lanes(k):
+    if k == 1 and TRITON < (3, 9):
+        pytest.skip(f"Triton {triton.__version__}'s tl.topk(x, 1) does not compile (fixed in 3.9)")
     x = torch.randn(3, 1024, generator=torch.Generator().manual_seed(8))
     out = torch.empty(3, k)
     topk_kernel[(3, )](x, out, N=1024, K=k)

@@ -11,6 +11,7 @@ import triton.language as tl
 from triton.language.extra.cuda import gdc
 
 import ttinterp
+from conftest import needs_approx_fdiv, needs_tl_atomic_load
 
 
 @triton.jit
@@ -39,6 +40,7 @@ def approx_div_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.fdiv(tl.load(x_ptr + offs), tl.load(y_ptr + offs), approx=True))
 
 
+@needs_approx_fdiv
 def test_approx_divf_is_within_2_ulp_of_the_quotient():
     g = torch.Generator().manual_seed(3)
     x = torch.randn(256, generator=g)
@@ -58,6 +60,7 @@ def atomic_copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
     tl.atomic_store(dst_ptr + offs, v * 10, mask=m, sem="release")
 
 
+@needs_tl_atomic_load
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32, torch.float16])
 def test_atomic_load_and_store_respect_the_mask(dtype):
     src = torch.arange(1, 17).to(dtype)
@@ -78,6 +81,7 @@ def poll_kernel(flag_ptr, out_ptr, expected, BLOCK: tl.constexpr, TIMEOUT: tl.co
     tl.store(out_ptr + offs, ok.to(tl.int32))
 
 
+@needs_tl_atomic_load
 def test_atomic_poll_with_a_timeout_is_true_where_the_value_is_there():
     flags = torch.tensor([7, 0, 7, 3], dtype=torch.int32)
     out = torch.full((4, ), -1, dtype=torch.int32)
@@ -85,6 +89,7 @@ def test_atomic_poll_with_a_timeout_is_true_where_the_value_is_there():
     assert out.tolist() == [1, 0, 1, 0]
 
 
+@needs_tl_atomic_load
 def test_atomic_poll_without_a_timeout_on_a_value_already_there():
     flags = torch.full((4, ), 5, dtype=torch.int32)
     out = torch.zeros(4, dtype=torch.int32)
@@ -92,6 +97,7 @@ def test_atomic_poll_without_a_timeout_on_a_value_already_there():
     assert out.tolist() == [1, 1, 1, 1]
 
 
+@needs_tl_atomic_load
 def test_atomic_poll_waiting_for_no_one_is_a_spin_wait_fault():
     flags = torch.tensor([5, 5, 2, 5], dtype=torch.int32)
     out = torch.zeros(4, dtype=torch.int32)
@@ -116,6 +122,7 @@ def flag_handoff_kernel(flag_ptr, out_ptr, ATOMIC_SET: tl.constexpr):
         tl.store(out_ptr, tl.atomic_load(flag_ptr))
 
 
+@needs_tl_atomic_load
 def test_atomic_store_then_atomic_load_of_another_program_is_no_hazard():
     flag = torch.zeros(1, dtype=torch.int32)
     out = torch.zeros(1, dtype=torch.int32)
@@ -124,6 +131,7 @@ def test_atomic_store_then_atomic_load_of_another_program_is_no_hazard():
     assert out.item() == 1
 
 
+@needs_tl_atomic_load
 def test_plain_store_then_atomic_load_of_another_program_is_a_hazard():
     flag = torch.zeros(1, dtype=torch.int32)
     out = torch.zeros(1, dtype=torch.int32)

@@ -27,6 +27,23 @@ __all__ = ["activate", "deactivate", "active", "options", "record", "Options", "
            "HazardError", "HazardWarning", "Hazard", "__version__"]
 
 
+#: The Triton versions whose backend interface and TTIR this package knows.
+SUPPORTED_TRITON = ((3, 5), (3, 9))
+
+
+def _check_triton() -> None:
+    """Refuses an older Triton with a clear error, unless Triton itself is importing the plugin
+    (its entry-point discovery, which one failing backend would break for every backend)."""
+    import sys
+    import triton
+    version = tuple(int(part) for part in triton.__version__.split(".")[:2] if part.isdigit())
+    discovering = sys.modules.get("triton.backends")
+    if version < SUPPORTED_TRITON[0] and not (discovering is not None and
+                                                not hasattr(discovering, "backends")):
+        raise ImportError(f"ttinterp's Triton backend needs Triton 3.5 to 3.9, not {triton.__version__} "
+                          f"(the ttinterp command line runs the TTIR of Triton 3.3 and later)")
+
+
 def _register() -> None:
     """Makes the backend known to Triton when no entry point did (running from a build tree)."""
     import sys
@@ -79,4 +96,5 @@ def record(folder: str):
     return options(record=str(folder))
 
 
+_check_triton()
 _register()

@@ -56,11 +56,30 @@ def allow_numpy_arguments() -> None:
     objects with ``data_ptr()``; an ndarray has neither, so it is shown to the specializer as such an
     object. The launch itself still receives the ndarray."""
     import triton.runtime.jit as jit
+    import numpy as np
+    ndarray = np.ndarray
+    if not hasattr(jit, "native_specialize_impl"):
+        # Triton before 3.8: the binder's specializer is made in Python, per backend.
+        make = jit.create_specialize_impl
+        if getattr(make, "_ttinterp", False):
+            return
+
+        def create_specialize_impl(*args, **kwargs):
+            impl = make(*args, **kwargs)
+
+            def specialize_impl(arg, *rest, **options):
+                if type(arg) is ndarray:
+                    arg = _ArrayForSpecialization(arg)
+                return impl(arg, *rest, **options)
+
+            return specialize_impl
+
+        create_specialize_impl._ttinterp = True
+        jit.create_specialize_impl = create_specialize_impl
+        return
     native = jit.native_specialize_impl
     if getattr(native, "_ttinterp", False):
         return
-    import numpy as np
-    ndarray = np.ndarray
 
     def specialize(backend, arg, *rest):
         if type(arg) is ndarray:

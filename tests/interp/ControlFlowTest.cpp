@@ -131,3 +131,46 @@ module {
   CHECK(fault->message.find("10000") != std::string::npos);
   CHECK(value == -1);
 }
+
+TEST_CASE("gdc_wait and gdc_launch_dependents run as no-ops in 3.9's ops and in 3.8's PTX") {
+  // Triton 3.9 prints tt.grid_dependency_*; 3.8 and earlier the same instructions as inline
+  // PTX with a dummy result. Either way the kernel stores 7; any other PTX is refused.
+  for (
+      const char *wait :
+      {"tt.grid_dependency_wait",
+       R"(%d0 = tt.elementwise_inline_asm "griddepcontrol.wait; // dummy $0" {constraints = "=r", packed_element = 1 : i32, pure = false} -> i32)"})
+    for (
+        const char *launch :
+        {"tt.grid_dependency_launch_dependents",
+         R"(%d1 = tt.elementwise_inline_asm "griddepcontrol.launch_dependents; // dummy $0" {constraints = "=r", packed_element = 1 : i32, pure = false} -> i32)"}) {
+      CAPTURE(wait);
+      CAPTURE(launch);
+      std::string ttir = subst(R"(
+module {
+  tt.func public @k(%out: !tt.ptr<i32>) {
+    $WAIT
+    %c7 = arith.constant 7 : i32
+    $LAUNCH
+    tt.store %out, %c7 : !tt.ptr<i32>
+    tt.return
+  }
+}
+)",
+                               {{"$WAIT", wait}, {"$LAUNCH", launch}});
+      auto [value, fault] = runScalar(ttir);
+      REQUIRE_FALSE(fault);
+      CHECK(value == 7);
+    }
+  LoadedKernel other = loadKernel(R"(
+module {
+  tt.func public @k(%out: !tt.ptr<i32>) {
+    %d = tt.elementwise_inline_asm "griddepcontrol.wait; nanosleep.u32 1;" {constraints = "=r", packed_element = 1 : i32, pure = false} -> i32
+    tt.store %out, %d : !tt.ptr<i32>
+    tt.return
+  }
+}
+)");
+  CHECK_FALSE(other.kernel);
+  CHECK(other.error.find("inline PTX assembly cannot be interpreted on the CPU") !=
+        std::string::npos);
+}

@@ -375,6 +375,25 @@ bool lowerPoison(mlir::Operation *op, Lowerer &L) {
 /// next starts, which is what the wait waits for.
 bool lowerNothing(mlir::Operation *, Lowerer &) { return true; }
 
+/// Inline PTX cannot run on a CPU, with one exception: Triton 3.8 and earlier spell gdc_wait
+/// and gdc_launch_dependents as PTX (`griddepcontrol.wait; // dummy $0`, no operands, one
+/// unused i32 result), the very instructions 3.9's ops above stand for: no-ops here too, the
+/// dummy result 0.
+bool lowerInlineAsm(mlir::Operation *op, Lowerer &L) {
+  auto text = op->getAttrOfType<mlir::StringAttr>("asm_string");
+  llvm::StringRef instruction = text ? text.getValue().split("//").first.trim() : "";
+  if (op->getNumOperands() != 0 ||
+      (instruction != "griddepcontrol.wait;" && instruction != "griddepcontrol.launch_dependents;"))
+    return L.error(op, "inline PTX assembly cannot be interpreted on the CPU");
+  for (mlir::Value result : op->getResults()) {
+    SlotId r = L.def(result, op);
+    if (r == kNoSlot)
+      return false;
+    L.constant(r, std::vector<uint8_t>(L.slot(r).bytes(), 0));
+  }
+  return true;
+}
+
 } // namespace
 
 void registerControlFlowOps(OpTable &t) {
@@ -388,6 +407,7 @@ void registerControlFlowOps(OpTable &t) {
   t.add("llvm.intr.assume", &lowerNothing);
   t.add("tt.grid_dependency_wait", &lowerNothing);
   t.add("tt.grid_dependency_launch_dependents", &lowerNothing);
+  t.add("tt.elementwise_inline_asm", &lowerInlineAsm);
 }
 
 } // namespace ttinterp::interp

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
-from triton._C.libtriton import ir, passes
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
 
 #: Triton's TTIR for this compute capability is what the interpreter is tested against.
@@ -113,18 +112,10 @@ class TTInterpBackend(BaseBackend):
 
     @staticmethod
     def make_ttir(mod, metadata, options):
-        # The NVIDIA backend's TTIR pipeline for capability >= 9.0 (no descriptor rewrite).
-        pm = ir.pass_manager(mod.context)
-        pm.enable_debug()
-        passes.common.add_inliner(pm)
-        passes.common.add_canonicalizer(pm)
-        passes.ttir.add_combine(pm)
-        passes.ttir.add_reorder_broadcast(pm)
-        passes.common.add_cse(pm)
-        passes.common.add_symbol_dce(pm)
-        passes.ttir.add_loop_unroll(pm)
-        pm.run(mod, "make_ttir")
-        return mod
+        # The installed Triton's own NVIDIA TTIR pipeline for capability 9.0, whatever its version
+        # (3.5 still rewrites block pointers here; 3.8 and 3.9 do not), rather than a copy of one.
+        from triton.backends.nvidia.compiler import CUDABackend
+        return CUDABackend.make_ttir(mod, metadata, options, EMULATED_CAPABILITY)
 
     @staticmethod
     def make_binary(src, metadata, options):
@@ -140,6 +131,7 @@ class TTInterpBackend(BaseBackend):
         metadata["profile_scratch_size"] = 0
         metadata["profile_scratch_align"] = 1
         metadata["tensordesc_meta"] = None
+        metadata["cluster_dims"] = (1, 1, 1)  # Triton 3.5 reads it back from the cache
         return text.encode("utf-8")
 
     def add_stages(self, stages, options, language):

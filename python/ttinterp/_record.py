@@ -282,9 +282,10 @@ def _pointer_tables(kernel_name: str, roots, root_of, uses, reachable_roots) -> 
     """{table root: [(address, target root) per element]} for the roots that are pointer tables.
 
     A table is a root of i64 elements (or of raw bytes no argument reaches: a reachable table
-    of tables) whose every element is an address inside some root; its dtype becomes i64. A root
-    that is no table but holds an address inside a reachable root cannot be replayed: the replay
-    would load this process's address, in memory it does not have."""
+    of tables) whose every element is an address inside some root; its dtype becomes i64. Such a
+    root that is no table but holds an address inside a reachable root cannot be replayed: the
+    replay would load this process's address, in memory it does not have. (Roots of other types
+    are not read as addresses: float data can look like one.)"""
     by_start = sorted((r for r in roots if r.hi > r.lo), key=lambda r: r.lo)
     starts = np.array([r.lo for r in by_start], dtype=np.uint64)
     ends = np.array([r.hi for r in by_start], dtype=np.uint64)
@@ -293,15 +294,15 @@ def _pointer_tables(kernel_name: str, roots, root_of, uses, reachable_roots) -> 
     tables = {}
     for root in roots:
         size = root.hi - root.lo
-        if size == 0 or size % 8 or root.lo % 8 or not by_start:
+        eligible = root.dtype == "i64" or (root.dtype == "i8" and root not in argument_roots)
+        if not eligible or size == 0 or size % 8 or root.lo % 8:
             continue
         words = _read_bytes(root.lo, size).view("<u8")
         # Index of the root each word falls in, -1 for none (a vector pass: tables can be large).
         at = np.searchsorted(starts, words, side="right").astype(np.int64) - 1
         inside = (at >= 0) & (words < ends[np.maximum(at, 0)])
         at[~inside] = -1
-        if (root.dtype == "i64" or (root.dtype == "i8" and root not in argument_roots)) and \
-                bool(inside.all()):
+        if bool(inside.all()):
             tables[root] = [(int(w), by_start[i]) for w, i in zip(words, at)]
             continue
         stray = at[inside & reachable_at[np.maximum(at, 0)]]

@@ -52,9 +52,10 @@ class _ArrayForSpecialization:
 def allow_numpy_arguments() -> None:
     """Lets ``kernel[grid](...)`` take NumPy arrays for pointer parameters.
 
-    Triton's binder specializes each argument with a native function that knows torch tensors and
-    objects with ``data_ptr()``; an ndarray has neither, so it is shown to the specializer as such an
-    object. The launch itself still receives the ndarray."""
+    Triton's binder specializes each argument with a function (native from Triton 3.8, made in
+    Python per backend before) that knows torch tensors and objects with ``data_ptr()``; an ndarray
+    has neither, so it is shown to the specializer as such an object. The launch itself still
+    receives the ndarray."""
     import triton.runtime.jit as jit
     import numpy as np
     ndarray = np.ndarray

@@ -59,6 +59,10 @@ def allow_numpy_arguments() -> None:
     import triton.runtime.jit as jit
     import numpy as np
     ndarray = np.ndarray
+
+    def shown(arg):
+        return _ArrayForSpecialization(arg) if type(arg) is ndarray else arg
+
     if not hasattr(jit, "native_specialize_impl"):
         # Triton before 3.8: the binder's specializer is made in Python, per backend.
         make = jit.create_specialize_impl
@@ -69,9 +73,7 @@ def allow_numpy_arguments() -> None:
             impl = make(*args, **kwargs)
 
             def specialize_impl(arg, *rest, **options):
-                if type(arg) is ndarray:
-                    arg = _ArrayForSpecialization(arg)
-                return impl(arg, *rest, **options)
+                return impl(shown(arg), *rest, **options)
 
             return specialize_impl
 
@@ -83,9 +85,7 @@ def allow_numpy_arguments() -> None:
         return
 
     def specialize(backend, arg, *rest):
-        if type(arg) is ndarray:
-            arg = _ArrayForSpecialization(arg)
-        return native(backend, arg, *rest)
+        return native(backend, shown(arg), *rest)
 
     specialize._ttinterp = True
     jit.native_specialize_impl = specialize

@@ -258,9 +258,9 @@ def record_launch(folder: str, kernel_name: str, ttir: str, parameters, grid, bi
     for table, targets in tables.items():
         entries = []
         for address, target in targets:
-            buffer, first = buffer_for(target.dtype if (address - target.lo) % _SIZE[target.dtype] == 0
-                                       else "i8", address, target)
-            offset = (address - first) // _SIZE[buffers[buffer]["dtype"]]
+            dtype = target.dtype if (address - target.lo) % _SIZE[target.dtype] == 0 else "i8"
+            buffer, first = buffer_for(dtype, address, target)
+            offset = (address - first) // _SIZE[dtype]
             entries.append({"buffer": buffer, "offset": offset} if offset else {"buffer": buffer})
         buffers[table.name]["init"] = {"addresses": entries}
 

@@ -360,10 +360,12 @@ bool lowerCall(mlir::Operation *op, Lowerer &L) {
 
 /// ub.poison: any value will do; zeros are deterministic.
 bool lowerPoison(mlir::Operation *op, Lowerer &L) {
-  SlotId r = L.def(op->getResult(0), op);
-  if (r == kNoSlot)
-    return false;
-  L.constant(r, std::vector<uint8_t>(L.slot(r).bytes(), 0));
+  for (mlir::Value result : op->getResults()) {
+    SlotId r = L.def(result, op);
+    if (r == kNoSlot)
+      return false;
+    L.constant(r, std::vector<uint8_t>(L.slot(r).bytes(), 0));
+  }
   return true;
 }
 
@@ -385,13 +387,7 @@ bool lowerInlineAsm(mlir::Operation *op, Lowerer &L) {
   if (op->getNumOperands() != 0 ||
       (instruction != "griddepcontrol.wait;" && instruction != "griddepcontrol.launch_dependents;"))
     return L.error(op, "inline PTX assembly cannot be interpreted on the CPU");
-  for (mlir::Value result : op->getResults()) {
-    SlotId r = L.def(result, op);
-    if (r == kNoSlot)
-      return false;
-    L.constant(r, std::vector<uint8_t>(L.slot(r).bytes(), 0));
-  }
-  return true;
+  return lowerPoison(op, L); // the dummy result: zeros, as ub.poison's
 }
 
 } // namespace

@@ -232,10 +232,13 @@ struct FrameStorage {
     f.steps = 0;
     f.stopped = false;
     f.linear = linear;
-    if (HazardTracker *h = f.memory->hazardTracker())
-      h->beginProgram(linear);
+    HazardTracker *hazards = f.memory->hazardTracker();
+    if (hazards)
+      hazards->beginProgram(linear);
     f.fault.reset();
     runBody(f, f.program->functions[0]->body);
+    if (hazards)
+      hazards->endProgram();
   }
 };
 } // namespace
@@ -464,6 +467,8 @@ std::optional<Fault> Kernel::run(const std::vector<ArgumentValue> &arguments, La
   PrintSink printer;
   printer.out = options.printStream ? options.printStream : &std::cout;
   unsigned threads = std::max(1u, options.threads);
+  if (HazardTracker *h = memory.hazardTracker())
+    h->setSynchronising(p.synchronises);
   // Hazard tracking, a chosen program order and programs that may wait for each other
   // all need one program at a time.
   if (threads == 1 || total <= 1 || memory.hazardTracker() || p.mayWait ||

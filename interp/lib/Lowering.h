@@ -98,6 +98,8 @@ public:
   const Slot &slot(SlotId s) const { return program_.slots[s]; }
   /// Marks the kernel as one whose programs may wait for each other (Program::mayWait).
   void mayWait() { program_.mayWait = true; }
+  /// Marks the kernel as one that synchronises programs (Program::synchronises).
+  void synchronises() { program_.synchronises = true; }
   /// A new entry of Frame::lastAccess, for one fused contiguous access.
   uint32_t accessHistory() { return program_.accessHistories++; }
   /// A tensor that is only a splat of a scalar, not materialised: every user

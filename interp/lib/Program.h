@@ -114,6 +114,9 @@ public:
   /// a time, where a waiting program can let the others run (Executor.cpp), whatever the
   /// thread count. Worker threads could all end up waiting for programs none of them runs.
   bool mayWait = false;
+  /// Whether an atomic of the kernel acquires what another program released (and reads
+  /// the value): only then is happens-before tracked for hazards (HazardTracker).
+  bool synchronises = false;
 
   /// Keeps operand lists and op data alive at stable addresses.
   std::deque<std::vector<SlotId>> idLists;

@@ -49,10 +49,139 @@ template <class V, class Same> void coalesce(std::map<uint64_t, V> &map, uint64_
     it = next;
   }
 }
+
+/// The epoch of `program` in c (0: nothing of it is known).
+uint32_t epochIn(const HazardTracker::Clock &c, int32_t program) {
+  auto it = std::lower_bound(c.begin(), c.end(), program,
+                             [](const auto &entry, int32_t p) { return entry.first < p; });
+  return it != c.end() && it->first == program ? it->second : 0;
+}
+
+/// Raises program's epoch in c to at least `epoch`.
+void raise(HazardTracker::Clock &c, int32_t program, uint32_t epoch) {
+  auto it = std::lower_bound(c.begin(), c.end(), program,
+                             [](const auto &entry, int32_t p) { return entry.first < p; });
+  if (it != c.end() && it->first == program)
+    it->second = std::max(it->second, epoch);
+  else
+    c.insert(it, {program, epoch});
+}
+
+/// The pointwise maximum of two clocks.
+HazardTracker::Clock join(const HazardTracker::Clock &a, const HazardTracker::Clock &b) {
+  HazardTracker::Clock out;
+  out.reserve(a.size() + b.size());
+  auto i = a.begin(), j = b.begin();
+  while (i != a.end() || j != b.end()) {
+    if (j == b.end() || (i != a.end() && i->first < j->first))
+      out.push_back(*i++);
+    else if (i == a.end() || j->first < i->first)
+      out.push_back(*j++);
+    else
+      out.emplace_back(i->first, std::max((i++)->second, (j++)->second));
+  }
+  return out;
+}
 } // namespace
+
+void HazardTracker::ReaderList::push(const Reader &r) {
+  if (size_ < 2)
+    inline_[size_] = r;
+  else
+    more_.push_back(r);
+  ++size_;
+}
+
+template <class Drop> void HazardTracker::ReaderList::eraseIf(Drop drop) {
+  ReaderList kept;
+  for (size_t i = 0; i < size_; ++i)
+    if (!drop((*this)[i]))
+      kept.push((*this)[i]);
+  *this = std::move(kept);
+}
+
+bool HazardTracker::ReaderList::operator==(const ReaderList &o) const {
+  if (size_ != o.size_)
+    return false;
+  for (size_t i = 0; i < size_; ++i)
+    if (!((*this)[i] == o[i]))
+      return false;
+  return true;
+}
 
 HazardTracker::HazardTracker() = default;
 HazardTracker::~HazardTracker() = default;
+
+void HazardTracker::beginProgram(int64_t linear) {
+  auto next = int32_t(linear);
+  if (!ended_) {
+    if (next == program_)
+      return;
+    // The current program waits for others: keep what it knows for when it resumes.
+    if (state_.epoch != 1 || state_.known)
+      parked_[program_] = std::move(state_);
+  }
+  program_ = next;
+  ended_ = false;
+  auto it = parked_.find(next);
+  if (it == parked_.end()) {
+    state_ = ProgramState{};
+  } else {
+    state_ = std::move(it->second);
+    parked_.erase(it);
+  }
+}
+
+void HazardTracker::endProgram() {
+  ended_ = true;
+  state_ = ProgramState{};
+}
+
+bool HazardTracker::ordered(int32_t program, uint32_t epoch) const {
+  return program == program_ || (state_.known && epochIn(*state_.known, program) >= epoch);
+}
+
+void HazardTracker::acquire(uint64_t address) {
+  auto it = published_.find(address);
+  if (it == published_.end() || !it->second || it->second == state_.known)
+    return;
+  if (!state_.known)
+    state_.known = it->second; // shared until either changes
+  else
+    state_.known = std::make_shared<Clock>(join(*state_.known, *it->second));
+}
+
+void HazardTracker::release(uint64_t address, Release kind) {
+  if (!synchronising_)
+    return;
+  if (kind == Release::RelaxedStore) {
+    published_.erase(address);
+    return;
+  }
+  std::shared_ptr<Clock> &slot = published_[address];
+  const uint32_t epoch = state_.epoch++;
+  if (kind == Release::ReadModifyWrite && slot && slot != state_.known) {
+    // The release sequence goes on: the location keeps what earlier releases published,
+    // which this program does not know unless it acquired it.
+    auto next = std::make_shared<Clock>(state_.known ? join(*slot, *state_.known) : *slot);
+    raise(*next, program_, epoch);
+    slot = std::move(next);
+    return;
+  }
+  // The location will hold exactly what this program knows, and this epoch: the program's
+  // own clock, changed in place when nothing else holds it (a lock or a ticket counter
+  // passed from program to program costs no copy of the clock).
+  std::shared_ptr<Clock> next = std::move(state_.known);
+  if (slot == next)
+    slot.reset();
+  if (!next)
+    next = std::make_shared<Clock>();
+  else if (next.use_count() > 1)
+    next = std::make_shared<Clock>(*next);
+  raise(*next, program_, epoch);
+  slot = next;
+  state_.known = std::move(next);
+}
 
 void HazardTracker::conflict(HazardKind kind, int32_t first, uint32_t firstSite, uint64_t lo,
                              uint64_t hi) {
@@ -69,11 +198,62 @@ void HazardTracker::conflict(HazardKind kind, int32_t first, uint32_t firstSite,
   found_.push_back({kind, first, program_, firstSite, site_, lo, hi});
 }
 
+void HazardTracker::recordRead(uint64_t lo, uint64_t hi) {
+  const Reader me{program_, state_.epoch, site_};
+  // Whether `list` already says what this read would: it names this program (or, without
+  // synchronisation, two programs, all a later write needs) and, with it, at this epoch.
+  auto knows = [&](const ReaderList &list) {
+    if (!synchronising_) {
+      if (list.size() >= 2)
+        return true;
+      for (size_t i = 0; i < list.size(); ++i)
+        if (list[i].program == program_)
+          return true;
+      return false;
+    }
+    size_t n = list.size();
+    return n > 0 && list[n - 1].program == program_ && list[n - 1].epoch == me.epoch;
+  };
+  // Most reads repeat what is known: one range already holds all these bytes.
+  auto known = readers_.upper_bound(lo);
+  if (known != readers_.begin()) {
+    const Readers &r = std::prev(known)->second;
+    if (r.hi >= hi && knows(r.list))
+      return;
+  }
+  splitAt(readers_, lo);
+  splitAt(readers_, hi);
+  uint64_t cursor = lo;
+  auto it = readers_.lower_bound(lo);
+  while (cursor < hi) {
+    if (it == readers_.end() || it->first > cursor) {
+      uint64_t end = it == readers_.end() ? hi : std::min(hi, it->first);
+      Readers fresh{end, {}};
+      fresh.list.push(me);
+      readers_.emplace(cursor, std::move(fresh));
+      cursor = end;
+      continue;
+    }
+    ReaderList &list = it->second.list;
+    if (!knows(list)) {
+      // A reader that happens before this read is covered by it: a write that this read
+      // happens before, the other does too (with synchronisation only; without it, that is
+      // this program's own earlier read).
+      if (synchronising_)
+        list.eraseIf([&](const Reader &r) { return ordered(r.program, r.epoch); });
+      list.push(me);
+    }
+    cursor = it->second.hi;
+    ++it;
+  }
+  coalesce(readers_, lo, hi, [](const Readers &a, const Readers &b) { return a.list == b.list; });
+}
+
 void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
   uint64_t lo = address, hi = address + size;
   if (size == 0)
     return;
-  // Conflicts with what other programs did to these bytes before.
+  // Conflicts with what other programs did to these bytes before, unless ordered before.
   auto firstOverlap = [&](auto &map) {
     auto it = map.upper_bound(lo);
     if (it != map.begin() && std::prev(it)->second.hi > lo)
@@ -84,7 +264,7 @@ void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
     const Writer &w = it->second;
     bool reads = kind == AccessKind::Read || kind == AccessKind::AtomicRead;
     bool exempt = (kind == AccessKind::Atomic || kind == AccessKind::AtomicRead) && w.atomic;
-    if (w.program != program_ && !exempt)
+    if (!exempt && !ordered(w.program, w.epoch))
       conflict(reads ? HazardKind::ReadAfterWrite : HazardKind::WriteAfterWrite,
                w.program, w.site, std::max(lo, it->first), std::min(hi, w.hi));
   }
@@ -92,56 +272,28 @@ void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
     return;
   if (kind != AccessKind::Read) {
     for (auto it = firstOverlap(readers_); it != readers_.end() && it->first < hi; ++it) {
-      const Readers &r = it->second;
-      int32_t reader = r.program != program_ ? r.program : r.other;
-      uint32_t site = r.program != program_ ? r.site : r.otherSite;
-      if (reader != kNobody && reader != program_)
-        conflict(HazardKind::WriteAfterRead, reader, site, std::max(lo, it->first),
-                 std::min(hi, r.hi));
+      const ReaderList &list = it->second.list;
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (!ordered(list[i].program, list[i].epoch)) {
+          conflict(HazardKind::WriteAfterRead, list[i].program, list[i].site,
+                   std::max(lo, it->first), std::min(hi, it->second.hi));
+          break; // one reader names the conflict
+        }
+      }
     }
   }
 
   // Record this access: reads add a reader, writes (atomics too) replace the writer.
   if (kind == AccessKind::Read) {
-    // Most reads repeat what is known: one range already holds these bytes with this
-    // program as a reader, or with two readers (all the map keeps). Nothing would change.
-    auto known = readers_.upper_bound(lo);
-    if (known != readers_.begin()) {
-      const Readers &r = std::prev(known)->second;
-      if (r.hi >= hi && (r.program == program_ || r.other != kNobody))
-        return;
-    }
-    splitAt(readers_, lo);
-    splitAt(readers_, hi);
-    uint64_t cursor = lo;
-    auto it = readers_.lower_bound(lo);
-    while (cursor < hi) {
-      if (it == readers_.end() || it->first > cursor) {
-        uint64_t end = it == readers_.end() ? hi : std::min(hi, it->first);
-        readers_.emplace(cursor, Readers{end, program_, kNobody, site_, 0});
-        cursor = end;
-        continue;
-      }
-      Readers &r = it->second;
-      if (r.program != program_ && r.other == kNobody) {
-        r.other = program_;
-        r.otherSite = site_;
-      }
-      cursor = r.hi;
-      ++it;
-    }
-    coalesce(readers_, lo, hi, [](const Readers &a, const Readers &b) {
-      return a.program == b.program && a.other == b.other && a.site == b.site &&
-             a.otherSite == b.otherSite;
-    });
+    recordRead(lo, hi);
     return;
   }
   splitAt(writers_, lo);
   splitAt(writers_, hi);
   writers_.erase(writers_.lower_bound(lo), writers_.lower_bound(hi));
-  writers_.emplace(lo, Writer{hi, program_, site_, kind == AccessKind::Atomic});
+  writers_.emplace(lo, Writer{hi, program_, state_.epoch, site_, kind == AccessKind::Atomic});
   coalesce(writers_, lo, hi, [](const Writer &a, const Writer &b) {
-    return a.program == b.program && a.site == b.site && a.atomic == b.atomic;
+    return a.program == b.program && a.epoch == b.epoch && a.site == b.site && a.atomic == b.atomic;
   });
 }
 

@@ -163,6 +163,76 @@ def test_race_as_a_warning():
             racy_sum[(4, )](x, out, BLOCK=8)
 
 
+@triton.jit
+def locked_total(x_ptr, out_ptr, lock_ptr, BLOCK: tl.constexpr, UNLOCK: tl.constexpr):
+    # racy_sum's read-modify-write of out[0], behind a spin lock.
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    partial = tl.sum(tl.load(x_ptr + i))
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    tl.store(out_ptr, tl.load(out_ptr) + partial)
+    tl.atomic_xchg(lock_ptr, 0, sem=UNLOCK)
+
+
+def test_a_lock_orders_the_accesses_it_guards():
+    # Each unlock releases what its program did; the next program's compare-and-swap reads the
+    # unlocked value and acquires it: every access to out[0] is ordered, no hazard.
+    x = torch.ones(32)
+    out = torch.zeros(1)
+    lock = torch.zeros(1, dtype=torch.int32)
+    with ttinterp.options(hazards="error"):
+        locked_total[(4, )](x, out, lock, BLOCK=8, UNLOCK="release")
+    assert out.item() == 32.0
+    assert lock.item() == 0
+
+
+def test_a_lock_unlocked_relaxed_orders_nothing():
+    x = torch.ones(32)
+    out = torch.zeros(1)
+    lock = torch.zeros(1, dtype=torch.int32)
+    with ttinterp.options(hazards="error"):
+        with pytest.raises(ttinterp.HazardError) as info:
+            locked_total[(4, )](x, out, lock, BLOCK=8, UNLOCK="relaxed")
+    h = info.value.hazards[0]
+    assert (h.kind, h.first_program, h.second_program) == ("read-after-write", (0, 0, 0), (1, 0, 0))
+    assert "out_ptr" in h.arguments
+    assert out.item() == 32.0  # programs ran in order; the race is what is reported
+
+
+@triton.jit
+def count_then_read(data_ptr, counter_ptr, out_ptr, LOOK: tl.constexpr):
+    # Program 0 stores data, then counts itself (acq_rel); program 1 counts itself, then
+    # reads the data, with or without looking at the count.
+    if tl.program_id(0) == 0:
+        tl.store(data_ptr, 7.0)
+        tl.atomic_add(counter_ptr, 1)
+    else:
+        seen = tl.atomic_add(counter_ptr, 1)
+        if LOOK:
+            if seen == 1:
+                tl.store(out_ptr, tl.load(data_ptr))
+        else:
+            tl.store(out_ptr, tl.load(data_ptr))
+
+
+def test_an_acquire_orders_only_where_the_kernel_looks_at_its_value():
+    # Looking: program 1 reads the data only if program 0 had counted, so only after its
+    # release. Not looking: the two read-modify-writes could come in either order on a GPU,
+    # and program 1 could read the data before it is written: a hazard.
+    data, out = torch.zeros(1), torch.zeros(1)
+    counter = torch.zeros(1, dtype=torch.int32)
+    with ttinterp.options(hazards="error"):
+        count_then_read[(2, )](data, counter, out, LOOK=True)
+    assert (data.item(), out.item(), counter.item()) == (7.0, 7.0, 2)
+    counter.zero_()
+    with ttinterp.options(hazards="error"):
+        with pytest.raises(ttinterp.HazardError) as info:
+            count_then_read[(2, )](data, counter, out, LOOK=False)
+    h = info.value.hazards[0]
+    assert (h.kind, h.first_op, h.second_op) == ("read-after-write", "tt.store", "tt.load")
+    assert "data_ptr" in h.arguments
+
+
 def test_step_limit_stops_a_runaway_loop():
     @triton.jit
     def count_until(flag_ptr, out_ptr):

@@ -12,6 +12,8 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+import ttinterp
+
 # --- 01: vector add ---------------------------------------------------------------------------
 
 
@@ -360,8 +362,11 @@ def test_layer_norm_forward_and_backward_with_lock():
     x = (-2.3 + 0.5 * torch.randn(M, N)).requires_grad_(True)
     dy = .1 * torch.randn_like(x)
 
-    y_tri = layer_norm(x, w_shape, weight, bias, eps)
-    y_tri.backward(dy, retain_graph=True)
+    # With hazard checking on: the backward pass's plain loads and stores of the shared
+    # partial sums are ordered by its lock (atomic_cas acquires what atomic_xchg released).
+    with ttinterp.options(hazards="error"):
+        y_tri = layer_norm(x, w_shape, weight, bias, eps)
+        y_tri.backward(dy, retain_graph=True)
     dx_tri, dw_tri, db_tri = [t.grad.clone() for t in (x, weight, bias)]
     x.grad, weight.grad, bias.grad = None, None, None
 

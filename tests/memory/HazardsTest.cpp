@@ -101,3 +101,217 @@ TEST_CASE("hazards: disjoint and interleaved accesses of different programs are 
   CHECK(t.hazards().empty());
   CHECK(t.totalConflictBytes() == 0);
 }
+
+// Happens-before through release and acquire. Addresses 0-63 hold data, 100 and up the
+// synchronising locations; each expectation follows from the PTX memory model's
+// synchronizes-with (a release read by an acquire orders what came before the one ahead
+// of what comes after the other), worked out by hand.
+
+namespace {
+/// A tracker that keeps releases, as for a kernel with an acquiring atomic.
+HazardTracker synchronising() {
+  HazardTracker t;
+  t.setSynchronising(true);
+  return t;
+}
+} // namespace
+
+TEST_CASE("hazards: data handed over by a release and an acquire is not a hazard") {
+  HazardTracker t = synchronising();
+  t.beginProgram(0);
+  t.record(0, 16, AccessKind::Write);
+  t.record(100, 4, AccessKind::Atomic);
+  t.release(100, Release::ReadModifyWrite); // e.g. atomic_xchg(flag, 1)
+  t.endProgram();
+  t.beginProgram(1);
+  t.record(100, 4, AccessKind::AtomicRead);
+  t.acquire(100); // e.g. atomic_load(flag, sem="acquire") that read 1
+  t.record(0, 16, AccessKind::Read);
+  t.record(0, 16, AccessKind::Write);
+  t.endProgram();
+  CHECK(t.hazards().empty());
+}
+
+TEST_CASE("hazards: without the acquire, or without tracking releases, the same reads race") {
+  for (bool keepReleases : {true, false}) {
+    CAPTURE(keepReleases);
+    HazardTracker t;
+    t.setSynchronising(keepReleases);
+    t.beginProgram(0);
+    t.record(0, 16, AccessKind::Write);
+    t.release(100, Release::ReadModifyWrite);
+    t.endProgram();
+    t.beginProgram(1);
+    if (!keepReleases)
+      t.acquire(100); // acquires nothing: no release was kept
+    t.record(0, 16, AccessKind::Read);
+    t.endProgram();
+    auto h = t.hazards();
+    REQUIRE(h.size() == 1);
+    CHECK(h[0].kind == HazardKind::ReadAfterWrite);
+    CHECK(h[0].firstProgram == 0);
+    CHECK(h[0].secondProgram == 1);
+  }
+}
+
+TEST_CASE("hazards: a release covers what came before it, not after") {
+  HazardTracker t = synchronising();
+  t.beginProgram(0);
+  t.record(0, 8, AccessKind::Write);
+  t.release(100, Release::Store);
+  t.record(8, 8, AccessKind::Write); // after the release: not published
+  t.endProgram();
+  t.beginProgram(1);
+  t.acquire(100);
+  t.record(0, 16, AccessKind::Read);
+  t.endProgram();
+  auto h = t.hazards();
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].kind == HazardKind::ReadAfterWrite);
+  CHECK(h[0].lo == 8);
+  CHECK(h[0].hi == 16);
+}
+
+TEST_CASE("hazards: happens-before is transitive through other locations") {
+  HazardTracker t = synchronising();
+  t.beginProgram(0);
+  t.record(0, 4, AccessKind::Write);
+  t.release(100, Release::Store);
+  t.endProgram();
+  t.beginProgram(1); // touches no data: only passes the order on
+  t.acquire(100);
+  t.release(104, Release::ReadModifyWrite);
+  t.endProgram();
+  t.beginProgram(2);
+  t.acquire(104);
+  t.record(0, 4, AccessKind::Write);
+  t.endProgram();
+  CHECK(t.hazards().empty());
+}
+
+TEST_CASE("hazards: read-modify-writes continue a release sequence, a store starts a new one") {
+  // Programs 0 and 1 each write their own bytes and release through one counter by
+  // read-modify-writes, neither acquiring: an acquire of the counter sees both.
+  HazardTracker t = synchronising();
+  for (int p = 0; p < 2; ++p) {
+    t.beginProgram(p);
+    t.record(uint64_t(p) * 8, 8, AccessKind::Write);
+    t.release(100, Release::ReadModifyWrite);
+    t.endProgram();
+  }
+  t.beginProgram(2);
+  t.acquire(100);
+  t.record(0, 16, AccessKind::Read);
+  t.endProgram();
+  CHECK(t.hazards().empty());
+
+  // The same with release stores: the acquire reads program 1's store, which orders
+  // program 1's bytes only.
+  HazardTracker s = synchronising();
+  for (int p = 0; p < 2; ++p) {
+    s.beginProgram(p);
+    s.record(uint64_t(p) * 8, 8, AccessKind::Write);
+    s.release(100, Release::Store);
+    s.endProgram();
+  }
+  s.beginProgram(2);
+  s.acquire(100);
+  s.record(0, 16, AccessKind::Read);
+  s.endProgram();
+  auto h = s.hazards();
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].firstProgram == 0);
+  CHECK(h[0].lo == 0);
+  CHECK(h[0].hi == 8);
+}
+
+TEST_CASE("hazards: a relaxed store ends what the location published") {
+  HazardTracker t = synchronising();
+  t.beginProgram(0);
+  t.record(0, 4, AccessKind::Write);
+  t.release(100, Release::ReadModifyWrite);
+  t.endProgram();
+  t.beginProgram(1);
+  t.release(100, Release::RelaxedStore);
+  t.endProgram();
+  t.beginProgram(2);
+  t.acquire(100);
+  t.record(0, 4, AccessKind::Read);
+  t.endProgram();
+  auto h = t.hazards();
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].firstProgram == 0);
+  CHECK(h[0].secondProgram == 2);
+}
+
+TEST_CASE("hazards: a lock passed from program to program orders every holder's accesses") {
+  // Four programs take one lock in turn (acquire, then release by read-modify-write, as
+  // atomic_cas and atomic_xchg do) and add into one accumulator under it: no hazard. The
+  // first holder's bytes are read by the last, three holders later.
+  HazardTracker t = synchronising();
+  for (int p = 0; p < 4; ++p) {
+    t.beginProgram(p);
+    t.acquire(100);
+    t.release(100, Release::ReadModifyWrite); // the successful compare-and-swap
+    if (p == 0)
+      t.record(32, 4, AccessKind::Write); // a count only the first holder sets
+    t.record(32, 4, AccessKind::Read);
+    t.record(0, 16, AccessKind::Read);
+    t.record(0, 16, AccessKind::Write);
+    t.release(100, Release::ReadModifyWrite); // unlock
+    t.endProgram();
+  }
+  CHECK(t.hazards().empty());
+  // A fifth program that skips the lock races with the last holder.
+  t.beginProgram(4);
+  t.record(0, 16, AccessKind::Read);
+  t.endProgram();
+  auto h = t.hazards();
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].kind == HazardKind::ReadAfterWrite);
+  CHECK(h[0].firstProgram == 3);
+}
+
+TEST_CASE("hazards: with synchronisation every unordered reader is kept, not just two") {
+  // Programs 0, 1 and 2 read the same bytes and each release through a location of its
+  // own; program 3 acquires from 0's and 1's only, then writes: it is ordered after the
+  // first two reads and races with the third.
+  HazardTracker t = synchronising();
+  for (int p = 0; p < 3; ++p) {
+    t.beginProgram(p);
+    t.record(0, 4, AccessKind::Read);
+    t.release(100 + uint64_t(p) * 4, Release::Store);
+    t.endProgram();
+  }
+  t.beginProgram(3);
+  t.acquire(100);
+  t.acquire(104);
+  t.record(0, 4, AccessKind::Write);
+  t.endProgram();
+  auto h = t.hazards();
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].kind == HazardKind::WriteAfterRead);
+  CHECK(h[0].firstProgram == 2);
+  CHECK(h[0].secondProgram == 3);
+}
+
+TEST_CASE("hazards: a program that waits keeps what it acquired when it resumes") {
+  HazardTracker t = synchronising();
+  t.beginProgram(5);
+  t.record(0, 4, AccessKind::Write);
+  t.release(100, Release::Store);
+  t.endProgram();
+  t.beginProgram(0);
+  t.acquire(100);
+  t.beginProgram(1); // program 0 parks; program 1 runs and ends
+  t.record(8, 4, AccessKind::Write);
+  t.endProgram();
+  t.beginProgram(0); // program 0 resumes, still ordered after program 5's write
+  t.record(0, 4, AccessKind::Read);
+  CHECK(t.hazards().empty());
+  t.record(8, 4, AccessKind::Read); // but not after program 1's
+  auto h = t.hazards();
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].firstProgram == 1);
+  CHECK(h[0].secondProgram == 0);
+}

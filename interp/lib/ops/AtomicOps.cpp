@@ -9,12 +9,14 @@
 // fixes the returned old values when several lanes hit one address. Every
 // access is checked first: a faulting lane stops the program before anything
 // of the op happened. All orderings are sequentially consistent, which is at
-// least as strong as any `sem`/`scope` the op asks for.
+// least as strong as any `sem`/`scope` the op asks for; with hazard tracking on,
+// each op's `sem` and `scope` say what it publishes and acquires (Ordering).
 //
 //===----------------------------------------------------------------------===//
 #include "OpSupport.h"
 
 #include "ttinterp/frontend/Dialect.h"
+#include "ttinterp/memory/Hazards.h"
 
 #include <fmt/format.h>
 
@@ -97,6 +99,46 @@ template <DType D, Rmw K> Repr<D> atomicUpdate(uint8_t *host, Repr<D> v) {
   }
 }
 
+/// What an atomic op does for happens-before between programs (HazardTracker). Only
+/// GPU and system scope reach other programs (a CTA-scoped release orders nothing
+/// outside its own), and an acquire counts only where the kernel uses the value read:
+/// a program that never looks cannot know which writes it came after, and a
+/// histogram's `atomic_add`s (acq_rel by default) would otherwise chain every program.
+struct Ordering {
+  bool acquires = false, releases = false;
+};
+
+const Ordering *orderingOf(mlir::Operation *op, Lowerer &L) {
+  enum { Relaxed = 1, Acquire, Release, AcquireRelease };
+  enum { Gpu = 1, Cta, System };
+  int64_t sem = intAttr(op, "sem", AcquireRelease), scope = intAttr(op, "scope", Gpu);
+  // A poll waits for the values it reads, used or not.
+  bool observed = mlir::isa<mlir::triton::AtomicPollOp>(op) ||
+                  (op->getNumResults() > 0 && !op->getResult(0).use_empty());
+  Ordering o;
+  o.acquires = scope != Cta && observed && (sem == Acquire || sem == AcquireRelease);
+  o.releases = scope != Cta && (sem == Release || sem == AcquireRelease);
+  if (o.acquires)
+    L.synchronises();
+  return L.keep(o);
+}
+
+/// One lane's part in happens-before, after its access: what it read is acquired, then
+/// what this program did so far is published where it wrote.
+void synchronise(Frame &f, const Instr &in, uint64_t p, bool wrote, Release kind) {
+  HazardTracker *h = f.memory->hazardTracker();
+  if (!h)
+    return;
+  const Ordering &o = *static_cast<const Ordering *>(in.data);
+  uint64_t address = tagged::address(p);
+  if (o.acquires)
+    h->acquire(address);
+  if (wrote && o.releases)
+    h->release(address, kind);
+  else if (wrote && kind == Release::Store)
+    h->release(address, Release::RelaxedStore);
+}
+
 /// Checks every active lane's access before anything happens, as stores do.
 bool checkLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mask, int64_t n,
                 uint32_t size) {
@@ -141,6 +183,7 @@ template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in
     if (!mem.concurrent() &&
         encode<D>(r[i]) != __atomic_load_n(reinterpret_cast<Bits<D> *>(host), __ATOMIC_SEQ_CST))
       mem.noteChange();
+    synchronise(f, in, p[i], true, Release::ReadModifyWrite);
   }
 }
 
@@ -159,13 +202,16 @@ template <DType D> void casKernel(Frame &f, const Instr &in) {
     // atom.cas compares bits (so -0.0 and +0.0 differ for floats).
     B expected = encode<D>(cmp[i]);
     B *addr = reinterpret_cast<B *>(mem.translate(p[i], size));
-    if (__atomic_compare_exchange_n(addr, &expected, encode<D>(val[i]), /*weak=*/false,
-                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    bool swapped = __atomic_compare_exchange_n(addr, &expected, encode<D>(val[i]),
+                                               /*weak=*/false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    if (swapped) {
       mem.translateForAtomic(p[i], size); // only a successful swap writes
       if (expected != encode<D>(val[i]))
         mem.noteChange();
     }
     r[i] = decode<D>(expected); // the old contents either way
+    // A failed compare-and-swap is a load: it acquires, and publishes nothing.
+    synchronise(f, in, p[i], swapped, Release::ReadModifyWrite);
   }
 }
 
@@ -187,6 +233,7 @@ template <DType D, bool HasMask> void atomicLoadKernel(Frame &f, const Instr &in
     }
     auto *addr = reinterpret_cast<B *>(mem.translateForAtomicRead(p[i], size));
     r[i] = decode<D>(__atomic_load_n(addr, __ATOMIC_SEQ_CST));
+    synchronise(f, in, p[i], false, Release::ReadModifyWrite);
   }
 }
 
@@ -209,6 +256,8 @@ template <DType D, bool HasMask> void atomicStoreKernel(Frame &f, const Instr &i
     auto *addr = reinterpret_cast<B *>(mem.translateForAtomic(p[i], size));
     if (__atomic_exchange_n(addr, encode<D>(v[i]), __ATOMIC_SEQ_CST) != encode<D>(v[i]))
       mem.noteChange();
+    // A relaxed store ends the release sequence of what the location held.
+    synchronise(f, in, p[i], true, Release::Store);
   }
 }
 
@@ -232,6 +281,7 @@ template <DType D, bool HasTimeout> void atomicPollKernel(Frame &f, const Instr 
       auto *addr = reinterpret_cast<B *>(mem.translateForAtomicRead(p[i], size));
       r[i] = __atomic_load_n(addr, __ATOMIC_SEQ_CST) == encode<D>(expected[i]);
       all &= r[i] != 0;
+      synchronise(f, in, p[i], false, Release::ReadModifyWrite);
     }
     if (HasTimeout || all || !f.waitForOthers(in.site))
       return;
@@ -322,7 +372,7 @@ bool lowerAtomicRMW(mlir::Operation *op, Lowerer &L) {
   if (!fn)
     return L.error(op, fmt::format("atomic kind {} is not supported on {} elements", kind,
                                    std::string(name(d))));
-  L.emit(op, fn, operands, {r});
+  L.emit(op, fn, operands, {r}, orderingOf(op, L));
   return true;
 }
 
@@ -344,7 +394,7 @@ bool lowerAtomicCAS(mlir::Operation *op, Lowerer &L) {
   if (!fn)
     return L.error(
         op, fmt::format("compare-and-swap is not supported on {} elements", std::string(name(d))));
-  L.emit(op, fn, operands, {r});
+  L.emit(op, fn, operands, {r}, orderingOf(op, L));
   return true;
 }
 
@@ -385,7 +435,7 @@ bool lowerAtomicLoad(mlir::Operation *op, Lowerer &L) {
   if (!fn)
     return L.error(op, fmt::format("atomic load is not supported on {} elements",
                                    std::string(name(L.slot(r).dtype))));
-  L.emit(op, fn, operands, {r});
+  L.emit(op, fn, operands, {r}, orderingOf(op, L));
   return true;
 }
 
@@ -402,7 +452,7 @@ bool lowerAtomicStore(mlir::Operation *op, Lowerer &L) {
   if (!fn)
     return L.error(
         op, fmt::format("atomic store is not supported on {} elements", std::string(name(d))));
-  L.emit(op, fn, operands, {});
+  L.emit(op, fn, operands, {}, orderingOf(op, L));
   return true;
 }
 
@@ -420,7 +470,7 @@ bool lowerAtomicPoll(mlir::Operation *op, Lowerer &L) {
                        "expected value's type");
   if (!hasTimeout)
     L.mayWait();
-  L.emit(op, pickAccess<AtomicPoll>(d, hasTimeout), operands, {r});
+  L.emit(op, pickAccess<AtomicPoll>(d, hasTimeout), operands, {r}, orderingOf(op, L));
   return true;
 }
 

@@ -26,6 +26,7 @@ const std::string kAdd = sourcePath("examples/vector_add/vector_add.ttir");
 const std::string kInplace = sourcePath("examples/inplace_add/inplace_add.ttir");
 const std::string kShift = sourcePath("tests/data/kernels/shift_copy/shift_copy.ttir");
 const std::string kPointerTable = sourcePath("tests/data/kernels/pointer_table/pointer_table.ttir");
+const std::string kLockedSum = sourcePath("tests/data/kernels/spin_wait/locked_sum.ttir");
 
 Json add(const Json &x, const Json &y, const Json &out, int n, Json donate = Json::array()) {
   return {{"kernel", kAdd}, {"grid", {(n + 1023) / 1024}}, {"args", {x, y, out, {{"i32", n}}}},
@@ -209,6 +210,57 @@ TEST_CASE("interleaved views: no hazard, and check finds nothing") {
     CHECK(buf[2 * i + 1] == float(2 * i + 1)); // 2i + 1 = in[i] + 1
   }
   CHECK(r->report["launches"][0]["pairs"][0]["class"] == "disjoint");
+}
+
+TEST_CASE("a lock-guarded sum: check finds no hazard; unlocked relaxed, the hazards it has") {
+  // Six programs add their 8 elements of x = 0..47 into acc behind a spin lock:
+  // acc[j] = sum over p of (8p + j) = 120 + 6j in every program order.
+  auto spec = [](const std::string &kernel) {
+    Json i32 = [](int n) { return Json{{"dtype", "i32"}, {"shape", {n}}, {"init", "zeros"}}; }(1);
+    return Json{{"buffers",
+                 {{"x", {{"dtype", "i32"}, {"shape", {48}}, {"init", "arange"}}},
+                  {"acc", {{"dtype", "i32"}, {"shape", {8}}, {"init", "zeros"}}},
+                  {"lock", i32},
+                  {"count", i32}}},
+                {"launches",
+                 {{{"kernel", kernel}, {"grid", {6}}, {"args", {"x", "acc", "lock", "count"}}}}}};
+  };
+  auto acc = [](const SpecRun &r) {
+    NpyArray a;
+    std::string error;
+    REQUIRE_MESSAGE(readNpy(r.dir / "out/acc.npy", DType::I32, a, error), error);
+    std::vector<int32_t> v(a.bytes.size() / 4);
+    std::memcpy(v.data(), a.bytes.data(), a.bytes.size());
+    return v;
+  };
+  auto locked = runSpec(spec(kLockedSum), "check");
+  REQUIRE_MESSAGE(locked->cli.status == 0, (locked->cli.err + locked->cli.out));
+  std::vector<int32_t> expected(8);
+  for (int j = 0; j < 8; ++j)
+    expected[size_t(j)] = 120 + 6 * j;
+  CHECK(acc(*locked) == expected);
+  CHECK(locked->report["launches"][0]["hazards"].empty());
+
+  // The unlock relaxed: program 1's reads of the count (set atomically by program 0) and of
+  // acc (stored by program 0) race with program 0's writes.
+  std::string text = readFile(kLockedSum);
+  const std::string unlock = "tt.atomic_rmw exch, acq_rel, gpu, %lock_ptr";
+  size_t at = text.find(unlock);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, unlock.size(), "tt.atomic_rmw exch, relaxed, gpu, %lock_ptr");
+  TempDir dir;
+  auto unlocked = runSpec(spec(dir.write("unlocked.ttir", text)), "check");
+  CHECK(unlocked->cli.status == 1);
+  CHECK(acc(*unlocked) == expected); // integer sums: the same in every order
+  const Json &h = unlocked->report["launches"][0]["hazards"];
+  REQUIRE(h.size() >= 2);
+  for (int k = 0; k < 2; ++k) {
+    CHECK(h[k]["kind"] == "read-after-write");
+    CHECK(h[k]["buffer"] == (k == 0 ? "count" : "acc"));
+    CHECK(h[k]["programs"][0][0] == 0);
+    CHECK(h[k]["programs"][1][0] == 1);
+  }
+  CHECK(unlocked->cli.err.find("check found hazards") != std::string::npos);
 }
 
 TEST_CASE("two storages overlapping in memory share one shadow") {

@@ -260,7 +260,11 @@ void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
       --it;
     return it;
   };
-  for (auto it = firstOverlap(writers_); it != writers_.end() && it->first < hi; ++it) {
+  // One search of the writers serves the check and, for a write, its recording.
+  auto next = writers_.lower_bound(lo);
+  auto prev = next == writers_.begin() ? writers_.end() : std::prev(next);
+  bool prevOverlaps = prev != writers_.end() && prev->second.hi > lo;
+  for (auto it = prevOverlaps ? prev : next; it != writers_.end() && it->first < hi; ++it) {
     const Writer &w = it->second;
     bool reads = kind == AccessKind::Read || kind == AccessKind::AtomicRead;
     bool exempt = (kind == AccessKind::Atomic || kind == AccessKind::AtomicRead) && w.atomic;
@@ -288,13 +292,33 @@ void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
     recordRead(lo, hi);
     return;
   }
+  const Writer mine{hi, program_, state_.epoch, site_, kind == AccessKind::Atomic};
+  auto same = [](const Writer &a, const Writer &b) {
+    return a.program == b.program && a.epoch == b.epoch && a.site == b.site && a.atomic == b.atomic;
+  };
+  // Most writes touch bytes nobody wrote yet (each program its own output): nothing to
+  // split or erase, and the new range joins a neighbour or is inserted where it was searched.
+  if (!prevOverlaps && (next == writers_.end() || next->first >= hi)) {
+    if (prev != writers_.end() && prev->second.hi == lo && same(prev->second, mine)) {
+      prev->second.hi = hi;
+      if (next != writers_.end() && next->first == hi && same(next->second, mine)) {
+        prev->second.hi = next->second.hi;
+        writers_.erase(next);
+      }
+    } else if (next != writers_.end() && next->first == hi && same(next->second, mine)) {
+      Writer joined = mine;
+      joined.hi = next->second.hi;
+      writers_.emplace_hint(writers_.erase(next), lo, joined);
+    } else {
+      writers_.emplace_hint(next, lo, mine);
+    }
+    return;
+  }
   splitAt(writers_, lo);
   splitAt(writers_, hi);
   writers_.erase(writers_.lower_bound(lo), writers_.lower_bound(hi));
-  writers_.emplace(lo, Writer{hi, program_, state_.epoch, site_, kind == AccessKind::Atomic});
-  coalesce(writers_, lo, hi, [](const Writer &a, const Writer &b) {
-    return a.program == b.program && a.epoch == b.epoch && a.site == b.site && a.atomic == b.atomic;
-  });
+  writers_.emplace(lo, mine);
+  coalesce(writers_, lo, hi, same);
 }
 
 std::vector<Hazard> HazardTracker::hazards(size_t limit) const {

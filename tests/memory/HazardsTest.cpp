@@ -102,6 +102,50 @@ TEST_CASE("hazards: disjoint and interleaved accesses of different programs are 
   CHECK(t.totalConflictBytes() == 0);
 }
 
+TEST_CASE("hazards: writes filling gaps and joining neighbours keep each byte's writer") {
+  HazardTracker t;
+  t.beginProgram(0);
+  t.setSite(1);
+  t.record(0, 4, AccessKind::Write);
+  t.record(8, 4, AccessKind::Write);
+  t.beginProgram(1);
+  t.record(4, 4, AccessKind::Write); // between program 0's two ranges, touching both
+  t.beginProgram(3);
+  t.setSite(2);
+  t.record(20, 4, AccessKind::Write);
+  t.record(16, 4, AccessKind::Write); // joins the range after it
+  t.record(12, 4, AccessKind::Write); // and again
+  t.beginProgram(4);
+  t.setSite(3);
+  t.record(0, 24, AccessKind::Read);
+  auto h = t.hazards();
+  REQUIRE(h.size() == 4);
+  int64_t firsts[] = {0, 1, 0, 3};
+  uint64_t bounds[] = {0, 4, 8, 12, 24};
+  for (size_t k = 0; k < 4; ++k) {
+    CAPTURE(k);
+    CHECK(h[k].kind == HazardKind::ReadAfterWrite);
+    CHECK(h[k].firstProgram == firsts[k]);
+    CHECK(h[k].lo == bounds[k]);
+    CHECK(h[k].hi == bounds[k + 1]);
+  }
+  CHECK(t.totalConflictBytes() == 24);
+
+  // A write joining the ranges on both sides of it: all twelve bytes keep their writer.
+  t.beginProgram(5);
+  t.record(30, 4, AccessKind::Write);
+  t.record(38, 4, AccessKind::Write);
+  t.record(34, 4, AccessKind::Write);
+  t.beginProgram(6);
+  t.record(30, 12, AccessKind::Read);
+  h = t.hazards();
+  REQUIRE(h.size() == 5);
+  CHECK(h[4].firstProgram == 5);
+  CHECK(h[4].lo == 30);
+  CHECK(h[4].hi == 42);
+  CHECK(t.totalConflictBytes() == 36);
+}
+
 // Happens-before through release and acquire. Addresses 0-63 hold data, 100 and up the
 // synchronising locations; each expectation follows from the PTX memory model's
 // synchronizes-with (a release read by an acquire orders what came before the one ahead
@@ -109,15 +153,13 @@ TEST_CASE("hazards: disjoint and interleaved accesses of different programs are 
 
 namespace {
 /// A tracker that keeps releases, as for a kernel with an acquiring atomic.
-HazardTracker synchronising() {
-  HazardTracker t;
-  t.setSynchronising(true);
-  return t;
-}
+struct SynchronisingTracker : HazardTracker {
+  SynchronisingTracker() { setSynchronising(true); }
+};
 } // namespace
 
 TEST_CASE("hazards: data handed over by a release and an acquire is not a hazard") {
-  HazardTracker t = synchronising();
+  SynchronisingTracker t;
   t.beginProgram(0);
   t.record(0, 16, AccessKind::Write);
   t.record(100, 4, AccessKind::Atomic);
@@ -155,7 +197,7 @@ TEST_CASE("hazards: without the acquire, or without tracking releases, the same 
 }
 
 TEST_CASE("hazards: a release covers what came before it, not after") {
-  HazardTracker t = synchronising();
+  SynchronisingTracker t;
   t.beginProgram(0);
   t.record(0, 8, AccessKind::Write);
   t.release(100, Release::Store);
@@ -173,7 +215,7 @@ TEST_CASE("hazards: a release covers what came before it, not after") {
 }
 
 TEST_CASE("hazards: happens-before is transitive through other locations") {
-  HazardTracker t = synchronising();
+  SynchronisingTracker t;
   t.beginProgram(0);
   t.record(0, 4, AccessKind::Write);
   t.release(100, Release::Store);
@@ -192,7 +234,7 @@ TEST_CASE("hazards: happens-before is transitive through other locations") {
 TEST_CASE("hazards: read-modify-writes continue a release sequence, a store starts a new one") {
   // Programs 0 and 1 each write their own bytes and release through one counter by
   // read-modify-writes, neither acquiring: an acquire of the counter sees both.
-  HazardTracker t = synchronising();
+  SynchronisingTracker t;
   for (int p = 0; p < 2; ++p) {
     t.beginProgram(p);
     t.record(uint64_t(p) * 8, 8, AccessKind::Write);
@@ -207,7 +249,7 @@ TEST_CASE("hazards: read-modify-writes continue a release sequence, a store star
 
   // The same with release stores: the acquire reads program 1's store, which orders
   // program 1's bytes only.
-  HazardTracker s = synchronising();
+  SynchronisingTracker s;
   for (int p = 0; p < 2; ++p) {
     s.beginProgram(p);
     s.record(uint64_t(p) * 8, 8, AccessKind::Write);
@@ -226,7 +268,7 @@ TEST_CASE("hazards: read-modify-writes continue a release sequence, a store star
 }
 
 TEST_CASE("hazards: a relaxed store ends what the location published") {
-  HazardTracker t = synchronising();
+  SynchronisingTracker t;
   t.beginProgram(0);
   t.record(0, 4, AccessKind::Write);
   t.release(100, Release::ReadModifyWrite);
@@ -248,7 +290,7 @@ TEST_CASE("hazards: a lock passed from program to program orders every holder's 
   // Four programs take one lock in turn (acquire, then release by read-modify-write, as
   // atomic_cas and atomic_xchg do) and add into one accumulator under it: no hazard. The
   // first holder's bytes are read by the last, three holders later.
-  HazardTracker t = synchronising();
+  SynchronisingTracker t;
   for (int p = 0; p < 4; ++p) {
     t.beginProgram(p);
     t.acquire(100);
@@ -276,7 +318,7 @@ TEST_CASE("hazards: with synchronisation every unordered reader is kept, not jus
   // Programs 0, 1 and 2 read the same bytes and each release through a location of its
   // own; program 3 acquires from 0's and 1's only, then writes: it is ordered after the
   // first two reads and races with the third.
-  HazardTracker t = synchronising();
+  SynchronisingTracker t;
   for (int p = 0; p < 3; ++p) {
     t.beginProgram(p);
     t.record(0, 4, AccessKind::Read);
@@ -296,7 +338,7 @@ TEST_CASE("hazards: with synchronisation every unordered reader is kept, not jus
 }
 
 TEST_CASE("hazards: a program that waits keeps what it acquired when it resumes") {
-  HazardTracker t = synchronising();
+  SynchronisingTracker t;
   t.beginProgram(5);
   t.record(0, 4, AccessKind::Write);
   t.release(100, Release::Store);

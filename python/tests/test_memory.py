@@ -233,6 +233,36 @@ def test_an_acquire_orders_only_where_the_kernel_looks_at_its_value():
     assert "data_ptr" in h.arguments
 
 
+@triton.jit
+def sum_by_the_last_program(x_ptr, partial_ptr, counter_ptr, total_ptr, programs,
+                            BLOCK: tl.constexpr):
+    # Each program leaves its block's sum, then counts itself; the program that counts last
+    # adds every partial sum (a "last block" reduction, as split-K kernels finish).
+    pid = tl.program_id(0)
+    i = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(partial_ptr + pid, tl.sum(tl.load(x_ptr + i)))
+    if tl.atomic_add(counter_ptr, 1) == programs - 1:
+        total = 0.0
+        for k in range(0, programs):
+            total += tl.load(partial_ptr + k)
+        tl.store(total_ptr, total)
+
+
+def test_the_last_program_reads_every_partial_in_order_after_the_count():
+    # The counter's read-modify-writes (acq_rel) pass every program's release on to the next,
+    # so the last one's reads come after every partial's store: no hazard, in any order.
+    programs = 64
+    x = torch.arange(programs * 16, dtype=torch.float32) % 7  # small integers: exact sums
+    partial = torch.empty(programs)
+    counter = torch.zeros(1, dtype=torch.int32)
+    total = torch.empty(1)
+    with ttinterp.options(hazards="error"):
+        sum_by_the_last_program[(programs, )](x, partial, counter, total, programs, BLOCK=16)
+    assert total.item() == x.sum().item()
+    assert torch.equal(partial, x.reshape(programs, 16).sum(1))
+    assert counter.item() == programs
+
+
 def test_step_limit_stops_a_runaway_loop():
     @triton.jit
     def count_until(flag_ptr, out_ptr):

@@ -5,7 +5,8 @@
 // abandon) in a context shared with the inputs before it, with every pointer parameter bound
 // to a small host buffer of its own (or, for some inputs, all to one buffer, so the alias
 // paths run too), scalars set to small values and a step limit so that loops end; one input in
-// eight compiles its element-wise chains (ChainCompiler.h). Beyond "no
+// eight compiles its element-wise chains (ChainCompiler.h), one in four tracks hazards
+// (with the happens-before of its atomics, memory/Hazards.h). Beyond "no
 // crash, no sanitizer report", it checks the memory model's promise to the caller: a launch
 // that faults leaves every caller byte as it was.
 //
@@ -14,6 +15,7 @@
 
 #include "ttinterp/frontend/Frontend.h"
 #include "ttinterp/interp/Interpreter.h"
+#include "ttinterp/memory/Hazards.h"
 #include "ttinterp/memory/Session.h"
 
 #include <array>
@@ -121,7 +123,14 @@ void runFunction(mlir::FunctionOpInterface fn, uint64_t choice) {
   options.grid = {int64_t(1 + (choice >> 1) % 3), int64_t(1 + (choice >> 3) % 2), 1};
   options.maxSteps = kMaxSteps;
   options.printStream = &printed;
+  HazardTracker hazards;
+  if ((choice >> 9) % 4 == 0)
+    memory.setHazardTracker(&hazards);
   std::optional<interp::Fault> fault = kernel->run(values, memory, options);
+  // Reporting walks what was found: the conflicts' ranges must be well formed.
+  for (const Hazard &h : hazards.hazards())
+    if (h.lo >= h.hi || h.firstProgram == h.secondProgram)
+      fuzz::invariantBroken("a malformed hazard:", name(h.kind).data());
   if (fault) {
     session.abandon();
     for (size_t b = 0; b < buffers.size(); ++b)

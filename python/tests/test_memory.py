@@ -164,6 +164,31 @@ def test_race_as_a_warning():
 
 
 @triton.jit
+def plain_flag_then_cas(flag_ptr, out_ptr, FLAG: tl.constexpr):
+    # Program 0 sets the flag with a plain store; program 1 compare-and-swaps it.
+    if tl.program_id(0) == 0:
+        tl.store(flag_ptr, FLAG)
+    else:
+        tl.store(out_ptr, tl.atomic_cas(flag_ptr, 0, 1))
+
+
+@pytest.mark.parametrize("flag", [0, 5])
+def test_a_compare_and_swap_races_with_a_plain_store_whether_it_swaps_or_not(flag):
+    # Swapping, it writes the flag (write-after-write); failing, it only reads it, as an atomic
+    # load does (read-after-write). Either way nothing orders it after the plain store.
+    out = torch.full((1, ), -1, dtype=torch.int32)
+    flags = torch.full((1, ), 9, dtype=torch.int32)
+    with ttinterp.options(hazards="error"):
+        with pytest.raises(ttinterp.HazardError) as info:
+            plain_flag_then_cas[(2, )](flags, out, FLAG=flag)
+    h = info.value.hazards[0]
+    kind = "write-after-write" if flag == 0 else "read-after-write"
+    assert (h.kind, h.first_op, h.second_op) == (kind, "tt.store", "tt.atomic_cas")
+    assert out.item() == flag  # the old contents, swapped or not
+    assert flags.item() == (1 if flag == 0 else flag)
+
+
+@triton.jit
 def locked_total(x_ptr, out_ptr, lock_ptr, BLOCK: tl.constexpr, UNLOCK: tl.constexpr):
     # racy_sum's read-modify-write of out[0], behind a spin lock.
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -208,6 +208,8 @@ template <DType D> void casKernel(Frame &f, const Instr &in) {
       mem.translateForAtomic(p[i], size); // only a successful swap writes
       if (expected != encode<D>(val[i]))
         mem.noteChange();
+    } else {
+      mem.translateForAtomicRead(p[i], size); // a failed one reads, as an atomic load
     }
     r[i] = decode<D>(expected); // the old contents either way
     // A failed compare-and-swap is a load: it acquires, and publishes nothing.

@@ -77,8 +77,11 @@ HazardTracker::Clock join(const HazardTracker::Clock &a, const HazardTracker::Cl
       out.push_back(*i++);
     else if (i == a.end() || j->first < i->first)
       out.push_back(*j++);
-    else
-      out.emplace_back(i->first, std::max((i++)->second, (j++)->second));
+    else {
+      out.emplace_back(i->first, std::max(i->second, j->second));
+      ++i;
+      ++j;
+    }
   }
   return out;
 }

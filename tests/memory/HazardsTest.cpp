@@ -231,6 +231,27 @@ TEST_CASE("hazards: happens-before is transitive through other locations") {
   CHECK(t.hazards().empty());
 }
 
+TEST_CASE("hazards: joining two clocks that know one program keeps its later epoch") {
+  // Program 0 publishes its first write at 100 and both at 104 (a later epoch); program 1
+  // acquires 104, then 100: what it knows of program 0 must stay the later epoch.
+  SynchronisingTracker t;
+  t.beginProgram(0);
+  t.record(0, 4, AccessKind::Write);
+  t.release(100, Release::Store);
+  t.record(4, 4, AccessKind::Write);
+  t.release(104, Release::Store);
+  t.endProgram();
+  t.beginProgram(2); // another program's entry in the clock at 100, after program 0's
+  t.release(100, Release::ReadModifyWrite);
+  t.endProgram();
+  t.beginProgram(1);
+  t.acquire(104);
+  t.acquire(100);
+  t.record(0, 8, AccessKind::Read);
+  t.endProgram();
+  CHECK(t.hazards().empty());
+}
+
 TEST_CASE("hazards: read-modify-writes continue a release sequence, a store starts a new one") {
   // Programs 0 and 1 each write their own bytes and release through one counter by
   // read-modify-writes, neither acquiring: an acquire of the counter sees both.

@@ -215,15 +215,11 @@ TEST_CASE("interleaved views: no hazard, and check finds nothing") {
 TEST_CASE("a lock-guarded sum: check finds no hazard; unlocked relaxed, the hazards it has") {
   // Six programs add their 8 elements of x = 0..47 into acc behind a spin lock:
   // acc[j] = sum over p of (8p + j) = 120 + 6j in every program order.
+  // The example spec (tests/data/kernels/spin_wait/spec_locked_sum.json), run on `kernel`.
   auto spec = [](const std::string &kernel) {
-    Json i32 = [](int n) { return Json{{"dtype", "i32"}, {"shape", {n}}, {"init", "zeros"}}; }(1);
-    return Json{{"buffers",
-                 {{"x", {{"dtype", "i32"}, {"shape", {48}}, {"init", "arange"}}},
-                  {"acc", {{"dtype", "i32"}, {"shape", {8}}, {"init", "zeros"}}},
-                  {"lock", i32},
-                  {"count", i32}}},
-                {"launches",
-                 {{{"kernel", kernel}, {"grid", {6}}, {"args", {"x", "acc", "lock", "count"}}}}}};
+    Json s = Json::parse(readFile(sourcePath("tests/data/kernels/spin_wait/spec_locked_sum.json")));
+    s["launches"][0]["kernel"] = kernel;
+    return s;
   };
   auto acc = [](const SpecRun &r) {
     NpyArray a;

@@ -164,6 +164,39 @@ def test_race_as_a_warning():
 
 
 @triton.jit
+def message_through_a_flag(data_ptr, flag_ptr, out_ptr, VOLATILE: tl.constexpr):
+    # Program 0 writes the data and raises the flag; program 1 waits for the flag, then reads.
+    if tl.program_id(0) == 0:
+        tl.store(data_ptr, 42.0)
+        tl.atomic_xchg(flag_ptr, 1)
+    else:
+        if VOLATILE:
+            while tl.load(flag_ptr, volatile=True) == 0:
+                pass
+        else:
+            while tl.atomic_load(flag_ptr, sem="acquire") == 0:
+                pass
+        tl.store(out_ptr, tl.load(data_ptr))
+
+
+@needs_tl_atomic_load
+def test_a_flag_read_with_acquire_orders_the_data_a_volatile_load_does_not():
+    data, out = torch.zeros(1), torch.zeros(1)
+    flag = torch.zeros(1, dtype=torch.int32)
+    with ttinterp.options(hazards="error"):
+        message_through_a_flag[(2, )](data, flag, out, VOLATILE=False)
+    assert out.item() == 42.0
+    flag.zero_()
+    with ttinterp.options(hazards="error"):
+        with pytest.raises(ttinterp.HazardError) as info:
+            message_through_a_flag[(2, )](data, flag, out, VOLATILE=True)
+    # The flag itself (a plain load of an atomic's write) and the data behind it both race.
+    found = {(h.arguments[0], h.kind, h.first_op, h.second_op) for h in info.value.hazards}
+    assert found == {("flag_ptr", "read-after-write", "tt.atomic_rmw", "tt.load"),
+                     ("data_ptr", "read-after-write", "tt.store", "tt.load")}
+
+
+@triton.jit
 def plain_flag_then_cas(flag_ptr, out_ptr, FLAG: tl.constexpr):
     # Program 0 sets the flag with a plain store; program 1 compare-and-swaps it.
     if tl.program_id(0) == 0:

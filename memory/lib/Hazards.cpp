@@ -126,6 +126,7 @@ void HazardTracker::beginProgram(int64_t linear) {
   }
   program_ = next;
   ended_ = false;
+  knowsAll_ = false;
   auto it = parked_.find(next);
   if (it == parked_.end()) {
     state_ = ProgramState{};
@@ -137,6 +138,7 @@ void HazardTracker::beginProgram(int64_t linear) {
 
 void HazardTracker::endProgram() {
   ended_ = true;
+  knowsAll_ = false;
   state_ = ProgramState{};
 }
 
@@ -145,6 +147,9 @@ bool HazardTracker::ordered(int32_t program, uint32_t epoch) const {
 }
 
 void HazardTracker::acquire(uint64_t address) {
+  // Until another program runs, this one knows all that the location publishes.
+  knowsAll_ = true;
+  knownAddress_ = address;
   auto it = published_.find(address);
   if (it == published_.end() || !it->second || it->second == state_.known)
     return;
@@ -163,7 +168,10 @@ void HazardTracker::release(uint64_t address, Release kind) {
   }
   std::shared_ptr<Clock> &slot = published_[address];
   const uint32_t epoch = state_.epoch++;
-  if (kind == Release::ReadModifyWrite && slot && slot != state_.known) {
+  // An acq_rel read-modify-write acquired the location just before: what it publishes is
+  // within what this program knows, so nothing needs joining.
+  bool knowsSlot = slot == state_.known || (knowsAll_ && knownAddress_ == address);
+  if (kind == Release::ReadModifyWrite && slot && !knowsSlot) {
     // The release sequence goes on: the location keeps what earlier releases published,
     // which this program does not know unless it acquired it.
     auto next = std::make_shared<Clock>(state_.known ? join(*slot, *state_.known) : *slot);
@@ -171,7 +179,7 @@ void HazardTracker::release(uint64_t address, Release kind) {
     slot = std::move(next);
     return;
   }
-  // The location will hold exactly what this program knows, and this epoch: the program's
+  // The location will hold what this program knows, and this epoch: the program's
   // own clock, changed in place when nothing else holds it (a lock or a ticket counter
   // passed from program to program costs no copy of the clock).
   std::shared_ptr<Clock> next = std::move(state_.known);

@@ -358,6 +358,28 @@ TEST_CASE("hazards: with synchronisation every unordered reader is kept, not jus
   CHECK(h[0].secondProgram == 3);
 }
 
+TEST_CASE("hazards: a read-modify-write after a wait keeps what others published meanwhile") {
+  // Program 0 acquires the counter and waits; program 1 writes data, releases through the
+  // counter and waits too; program 0 resumes and releases through it (a read-modify-write
+  // continues the sequence); program 2 acquires it: ordered after both releasers, so after
+  // the data.
+  SynchronisingTracker t;
+  t.beginProgram(0);
+  t.acquire(100);
+  t.beginProgram(1); // program 0 parks
+  t.record(0, 4, AccessKind::Write);
+  t.acquire(100);
+  t.release(100, Release::ReadModifyWrite);
+  t.beginProgram(0); // program 1 parks, program 0 resumes
+  t.release(100, Release::ReadModifyWrite);
+  t.endProgram();
+  t.beginProgram(2);
+  t.acquire(100);
+  t.record(0, 4, AccessKind::Read);
+  t.endProgram();
+  CHECK(t.hazards().empty());
+}
+
 TEST_CASE("hazards: a program that waits keeps what it acquired when it resumes") {
   SynchronisingTracker t;
   t.beginProgram(5);

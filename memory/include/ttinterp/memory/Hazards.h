@@ -139,6 +139,10 @@ private:
   uint32_t site_ = 0;
   ProgramState state_;
   bool ended_ = false, synchronising_ = false;
+  /// The current program acquired from knownAddress_ and has not been switched out since
+  /// (no other program can have released there in between).
+  bool knowsAll_ = false;
+  uint64_t knownAddress_ = 0;
   std::map<int32_t, ProgramState> parked_;               ///< Programs that wait, by id.
   std::map<uint64_t, std::shared_ptr<Clock>> published_; ///< By synchronising address.
   std::map<uint64_t, Writer> writers_; ///< Keyed by range start; ranges never overlap.

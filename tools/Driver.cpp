@@ -446,6 +446,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::
       arg.name = params[p].name;
       arg.buffer = b.name;
       arg.memory = &buffers_.memory(a.buffer);
+      arg.exchangePages = true; // our own allocations, which no device reads by page
       arg.view.address =
           buffers_.address(a.buffer) + uint64_t(a.offset) * uint64_t(byteSize(b.dtype));
       arg.view.dtype = b.dtype;
@@ -470,6 +471,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::
     PointerArgument arg;
     arg.buffer = b.name;
     arg.memory = &buffers_.memory(r);
+    arg.exchangePages = true;
     arg.view.address = buffers_.address(r);
     arg.view.dtype = b.dtype;
     arg.view.shape = b.shape;

@@ -74,30 +74,6 @@ bool pagesPresent(const void *p, size_t size) {
 
 } // namespace
 
-uint64_t hostPageSize() {
-#if defined(__linux__)
-  static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
-  return page;
-#else
-  return 4096;
-#endif
-}
-
-// Into a fresh 64 MiB allocation, a plain copy took 51-53 ms here and this call with a
-// streaming copy 37-40.
-bool populateForWrite(void *p, size_t size) {
-#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
-  const uintptr_t page = uintptr_t(hostPageSize());
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
-  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + size + page - 1) & ~(page - 1);
-  return madvise(reinterpret_cast<void *>(lo), hi - lo, MADV_POPULATE_WRITE) == 0;
-#else
-  (void)p;
-  (void)size;
-  return false;
-#endif
-}
-
 bool HostMemory::read(uint64_t address, void *dst, size_t size, std::string &) {
   if (size)
     std::memcpy(dst, reinterpret_cast<const void *>(static_cast<uintptr_t>(address)), size);

@@ -19,15 +19,6 @@ namespace ttinterp {
 #if defined(__linux__)
 namespace {
 
-/// Closes a file descriptor on every way out.
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0)
-      close(fd);
-  }
-};
-
 /// Whether every page in [lo, hi) (page-aligned) is neither in memory nor in swap. A page the
 /// process has read is mapped (to the shared zero page) and so does not count: only pages
 /// nothing has touched are known to read as zeros without looking.
@@ -48,58 +39,6 @@ bool untouched(uint64_t lo, uint64_t hi) {
     page += n;
   }
   return true;
-}
-
-/// Whether [lo, hi) lies in private anonymous mappings (/proc/self/maps), writable: where an
-/// untouched page reads as zeros and MADV_DONTNEED makes it read as zeros again. Shared memory
-/// would keep what was written; a file mapping holds the file's bytes.
-bool privateAnonymous(uint64_t lo, uint64_t hi) {
-  Fd f{open("/proc/self/maps", O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0)
-    return false;
-  std::string maps;
-  char chunk[16384];
-  for (ssize_t got; (got = read(f.fd, chunk, sizeof chunk)) > 0;)
-    maps.append(chunk, size_t(got));
-  uint64_t covered = lo;
-  for (size_t at = 0; at < maps.size() && covered < hi;) {
-    size_t end = maps.find('\n', at);
-    if (end == std::string::npos)
-      end = maps.size();
-    std::string line = maps.substr(at, end - at);
-    at = end + 1;
-    unsigned long long start = 0, stop = 0, offset = 0, inode = 0;
-    unsigned major = 0, minor = 0;
-    char perms[5] = {};
-    int pathAt = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %4s %llx %x:%x %llu %n", &start, &stop, perms, &offset,
-                    &major, &minor, &inode, &pathAt) < 7)
-      return false;
-    if (stop <= covered)
-      continue;
-    if (start > covered)
-      return false; // a hole: unmapped bytes
-    std::string path = line.substr(size_t(pathAt));
-    bool anonymous = inode == 0 && major == 0 && minor == 0 &&
-                     (path.empty() || path == "[heap]" || path.rfind("[anon:", 0) == 0);
-    if (!anonymous || perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p')
-      return false;
-    covered = stop;
-  }
-  return covered >= hi;
-}
-
-/// Whether transparent huge pages are given only where asked for (the usual setting): then a
-/// claimed range asks for them while it is faulted in. Under "always" it gets them anyway, under
-/// "never" asking does nothing.
-bool hugePagesOnRequest() {
-  static const bool onRequest = [] {
-    Fd f{open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC)};
-    char text[128] = {};
-    return f.fd >= 0 && read(f.fd, text, sizeof text - 1) > 0 &&
-           std::strstr(text, "[madvise]") != nullptr;
-  }();
-  return onRequest;
 }
 
 /// Faults in [lo, hi) (page-aligned) for writing in one call (populateForWrite), rather than one

@@ -1,6 +1,9 @@
 //===- Session.cpp - Region grouping, shadows, translation, write-back ----===//
 #include "ttinterp/memory/Session.h"
+#include "ttinterp/memory/PageExchange.h"
 #include "ttinterp/memory/Workers.h"
+
+#include "HostPages.h"
 
 #include <fmt/format.h>
 
@@ -138,12 +141,14 @@ const char *shadowStateName(ShadowState s) {
 }
 
 void Region::placeShadow(size_t size) {
-  // Up to 63 bytes to reach a 64-byte boundary plus up to 63 to match the
-  // caller's alignment.
-  storage_ = acquireHostBlock(size + 128);
+  // Up to modulus - 1 bytes to reach a boundary plus up to modulus - 1 to match the caller's
+  // offset from one. Large blocks are mappings of their own: their slack is address space,
+  // bar the parts of the huge pages the shadow's ends lie in.
+  const uintptr_t modulus = size >= kPageExchangeMinimum ? uintptr_t(2) << 20 : 64;
+  storage_ = acquireHostBlock(size + 2 * modulus);
   uintptr_t base = reinterpret_cast<uintptr_t>(storage_.get());
-  uintptr_t aligned = (base + 63) & ~uintptr_t(63);
-  shadow_ = reinterpret_cast<uint8_t *>(aligned + (range.lo & 63));
+  uintptr_t aligned = (base + modulus - 1) & ~(modulus - 1);
+  shadow_ = reinterpret_cast<uint8_t *>(aligned + (range.lo & (modulus - 1)));
 }
 
 void Region::allocate(ByteRange r) {
@@ -382,6 +387,9 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
     bool allReadThrough = std::all_of(lives.begin(), lives.end(), [](Region *r) {
       return r->state() == ShadowState::ReadThrough;
     });
+    bool exchange =
+        std::all_of(args.begin(), args.end(), [&](int a) { return arguments[a].exchangePages; }) &&
+        std::all_of(lives.begin(), lives.end(), [](Region *r) { return r->exchangePages; });
     std::unique_ptr<Region> region;
     if (lives.size() == 1 && lives[0]->range.lo == span.lo && lives[0]->range.hi == span.hi) {
       // The live region already covers the group: keep it, with what this
@@ -443,6 +451,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
         region->markFull();
       }
     }
+    region->exchangePages = exchange;
     for (int a : args)
       if (std::find(region->buffers.begin(), region->buffers.end(), arguments[a].buffer) ==
           region->buffers.end())
@@ -570,16 +579,36 @@ bool Session::upgrade(Region &region, Access access, std::string &error) {
   return true;
 }
 
-bool Session::writeBack(Region &region, ByteRange range, bool forget, std::string &error) {
+namespace {
+/// Region offsets [first, second), ascending and disjoint.
+using OffsetRanges = std::vector<std::pair<size_t, size_t>>;
+
+/// Calls fn(b, e) for each stretch of [begin, end) that lies outside every range of `skip`.
+template <class Fn> void forEachOutside(const OffsetRanges &skip, size_t begin, size_t end, Fn fn) {
+  auto it = std::upper_bound(skip.begin(), skip.end(), begin,
+                             [](size_t x, const std::pair<size_t, size_t> &r) { return x < r.second; });
+  for (; it != skip.end() && it->first < end && begin < end; ++it) {
+    if (it->first > begin)
+      fn(begin, it->first);
+    begin = std::max(begin, it->second);
+  }
+  if (begin < end)
+    fn(begin, end);
+}
+} // namespace
+
+bool Session::writeBack(Region &region, ByteRange range, bool forget, std::string &error,
+                        const OffsetRanges &done) {
   if (!region.writable())
     return true;
   ByteRange r{std::max(range.lo, region.range.lo), std::min(range.hi, region.range.hi)};
   if (r.hi <= r.lo)
     return true;
   return forEachChunk(region, r.lo - region.range.lo, r.hi - r.lo, stats_.bytesOut, error,
-                      [&region, forget](size_t begin, size_t end, uint64_t &moved, std::string &err) {
+                      [&region, forget, &done](size_t begin, size_t end, uint64_t &moved,
+                                               std::string &err) {
                         bool ok = true;
-                        region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
+                        auto write = [&](size_t b, size_t e) {
                           if (!ok)
                             return;
                           // In place, the bytes are already there; they still count as written
@@ -588,11 +617,36 @@ bool Session::writeBack(Region &region, ByteRange range, bool forget, std::strin
                             ok = region.memory->write(region.range.lo + b, region.shadow() + b,
                                                       e - b, err);
                           moved += e - b;
+                        };
+                        region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
+                          if (done.empty())
+                            write(b, e);
+                          else
+                            forEachOutside(done, b, e, write);
                         });
                         if (ok && forget)
                           region.dirty.clear(begin, end - begin);
                         return ok;
                       });
+}
+
+bool Session::writeBackFinal(Region &region, std::string &error) {
+  OffsetRanges exchanged;
+  if (region.exchangePages && region.memory == &HostMemory::instance() && region.writable() &&
+      !region.inPlace() && region.range.hi - region.range.lo >= kPageExchangeMinimum) {
+    const uint64_t page = hostPageSize();
+    region.dirty.forEachRun(0, region.dirty.size(), [&](size_t b, size_t e) {
+      uint64_t lo = (region.range.lo + b + page - 1) & ~(page - 1);
+      uint64_t hi = (region.range.lo + e) & ~(page - 1);
+      if (hi <= lo || hi - lo < kPageExchangeMinimum ||
+          !exchangePages(lo, region.shadow() + (lo - region.range.lo), hi - lo))
+        return;
+      exchanged.emplace_back(lo - region.range.lo, hi - region.range.lo);
+      stats_.bytesOut += hi - lo;
+      stats_.bytesExchanged += hi - lo;
+    });
+  }
+  return writeBack(region, region.range, /*forget=*/false, error, exchanged);
 }
 
 bool Session::sync(CallerMemory &memory, const std::vector<ByteRange> &ranges, std::string &error) {
@@ -623,7 +677,7 @@ bool Session::step(std::string &error) {
       }
     }
   for (auto &region : regions_) {
-    if (!writeBack(*region, region->range, /*forget=*/false, error))
+    if (!writeBackFinal(*region, error))
       return false;
     region->commit();
   }

@@ -111,14 +111,17 @@ public:
   /// parameter's pointee when its size divides the storage, else bytes. `scalars`: per scalar
   /// parameter (in order) an int or a float. `padNaN`: per pointer parameter, descriptors'
   /// padding. `reachable`: per tensor the kernel may reach through a pointer table, a tuple
-  /// (storage address, storage bytes, name), bound as its whole storage (bytes).
+  /// (storage address, storage bytes, name), bound as its whole storage (bytes). `movable`:
+  /// per pointer, then per reachable tensor, whether its pages may be exchanged at the
+  /// write-back (PointerArgument::exchangePages); missing entries say no.
   /// Returns toResult's None or dict; the Python layer raises a fault.
   nb::object
   launch(std::array<int64_t, 3> grid,
          const std::vector<std::tuple<uint64_t, uint64_t, uint64_t, std::string>> &pointers,
          const std::vector<nb::object> &scalars, const std::vector<bool> &padNaN, unsigned threads,
          bool hazards, const std::string &bounds, uint64_t maxSteps, bool inPlace,
-         const std::vector<std::tuple<uint64_t, uint64_t, std::string>> &reachable) const {
+         const std::vector<std::tuple<uint64_t, uint64_t, std::string>> &reachable,
+         const std::vector<bool> &movable) const {
     const std::vector<interp::Parameter> &params = entry_.kernel->parameters();
     interp::LaunchRequest request;
     request.kernel = entry_.kernel;
@@ -143,6 +146,7 @@ public:
         arg.view.shape = {int64_t(typed ? nbytes / size : nbytes)};
         arg.view.strides = {1};
         arg.kernelAddress = kernelAddress;
+        arg.exchangePages = nextPointer < movable.size() && movable[nextPointer];
         request.values[p].pointerIndex = uint32_t(request.pointers.size());
         request.values[p].integer = nextPointer < padNaN.size() && padNaN[nextPointer];
         request.pointers.push_back(std::move(arg));
@@ -168,6 +172,8 @@ public:
       arg.view.dtype = DType::I8;
       arg.view.shape = {int64_t(nbytes)};
       arg.view.strides = {1};
+      size_t at = pointers.size() + request.reachable.size();
+      arg.exchangePages = at < movable.size() && movable[at];
       request.reachable.push_back(std::move(arg));
     }
 
@@ -264,7 +270,8 @@ NB_MODULE(_ttinterp, m) {
       .def("launch", &PyKernel::launch, nb::arg("grid"), nb::arg("pointers"), nb::arg("scalars"),
            nb::arg("pad_nan"), nb::arg("threads"), nb::arg("hazards"), nb::arg("bounds"),
            nb::arg("max_steps"), nb::arg("in_place"),
-           nb::arg("reachable") = std::vector<std::tuple<uint64_t, uint64_t, std::string>>());
+           nb::arg("reachable") = std::vector<std::tuple<uint64_t, uint64_t, std::string>>(),
+           nb::arg("movable") = std::vector<bool>());
   // Benchmarks time compiled chains, not the compiler (interp::waitForChainCompilations).
   m.def("wait_for_chain_compilations", &interp::waitForChainCompilations,
         nb::call_guard<nb::gil_scoped_release>());

@@ -442,3 +442,54 @@ def test_output_in_memory_never_touched_is_right_and_a_fault_leaves_it_zero(shar
             np.testing.assert_array_equal(out, x)
         assert memory[:offset] == bytes(offset)  # the bytes around it were not touched
         assert memory[offset + 4 * n:] == bytes(len(memory) - offset - 4 * n)
+
+
+def _mapping_starts(address: int) -> bool:
+    """Whether a mapping of this process starts at `address` (/proc/self/maps)."""
+    with open("/proc/self/maps") as maps:
+        return any(int(line.split("-", 1)[0], 16) == address for line in maps)
+
+
+@pytest.mark.parametrize("exchange", [True, False])
+def test_an_output_written_whole_is_right_whether_its_pages_are_exchanged_or_copied(exchange):
+    # At write-back the pages a launch wrote whole may become the tensor's own pages instead of
+    # being copied into it (exchange_pages, the default); the bytes around them are copied.
+    import platform
+    n = (1 << 20) + 5  # 4 MiB and 20 bytes: more than the 2 MiB an exchange needs
+    x = torch.arange(n, dtype=torch.float32)
+    idx = torch.arange(n, dtype=torch.int32)
+    out = torch.full((n, ), -1.0)  # in memory already: written back through a shadow
+    with ttinterp.options(exchange_pages=exchange):
+        gather_write[(triton.cdiv(n, 4096), )](x, idx, out, n, BLOCK=4096)
+    assert torch.equal(out, x)
+    release = tuple(int(p) for p in platform.release().split(".")[:2])
+    if exchange and release >= (6, 11):  # below 16 MiB it needs PROCMAP_QUERY to check the memory
+        # The tensor's first whole page now begins a mapping: the pages moved in.
+        assert _mapping_starts((out.data_ptr() + 4095) // 4096 * 4096)
+
+
+def test_memory_another_mapping_shares_sees_every_written_byte():
+    # Shared memory is never exchanged: the other mapping would keep the old pages.
+    import mmap
+    import os
+    n = (1 << 20) + 5
+    fd = os.memfd_create("ttinterp-test")
+    try:
+        os.ftruncate(fd, 4 * n)
+        mine, theirs = (mmap.mmap(fd, 4 * n, flags=mmap.MAP_SHARED) for _ in range(2))
+        out = np.frombuffer(mine, dtype=np.float32)
+        out[:] = -1.0
+        x = np.arange(n, dtype=np.float32)
+        gather_write[(triton.cdiv(n, 4096), )](x, np.arange(n, dtype=np.int32), out, n, BLOCK=4096)
+        np.testing.assert_array_equal(np.frombuffer(theirs, dtype=np.float32), x)
+        del out
+        mine.close()
+        theirs.close()
+    finally:
+        os.close(fd)
+
+
+def test_exchange_pages_must_be_a_bool():
+    with pytest.raises(ValueError, match="exchange_pages"):
+        with ttinterp.options(exchange_pages="yes"):
+            pass

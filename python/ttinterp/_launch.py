@@ -124,6 +124,23 @@ def _storage(arg, param: str):
                     f"CPU torch.Tensor or a numpy.ndarray")
 
 
+# PageExchange.h's kPageExchangeMinimum: a smaller tensor is always copied back, so whether it
+# is pinned need not be asked.
+_EXCHANGE_MINIMUM = 2 << 20
+
+
+def _movable(arg, nbytes: int) -> bool:
+    """Whether the pages under a pointer argument's storage may be exchanged at write-back: not
+    for pinned memory, which a device reads and writes by its physical pages."""
+    if nbytes < _EXCHANGE_MINIMUM:
+        return False
+    if _torch_tensor is not None and isinstance(arg, _torch_tensor):
+        return not arg.is_pinned()
+    if hasattr(arg, "base") and hasattr(arg, "data_ptr"):  # triton.reinterpret's TensorWrapper
+        return _movable(arg.base, nbytes)
+    return True  # an ndarray: NumPy allocates no pinned memory
+
+
 def _scalar(arg, param: str, ty: str):
     if ty in ("fp16", "bf16", "fp32", "f32", "fp64"):
         try:
@@ -141,16 +158,19 @@ def _scalar(arg, param: str, ty: str):
 class _Binding:
     """A launch's arguments in the C++ layer's terms, in kernel parameter order."""
 
-    def __init__(self):
+    def __init__(self, exchange_pages: bool):
         self.pointers = []  # (kernel address, storage address, storage bytes, name)
         self.scalars = []
         self.pad_nan = []
+        self.movable = []  # per pointer: may its pages be exchanged at write-back
         self.tensors = []  # (name, object): what a recording writes
+        self.exchange_pages = exchange_pages
 
     def pointer(self, arg, name, pad_nan=False):
         address, storage, nbytes = _storage(arg, name)
         self.pointers.append((address, storage, nbytes, name))
         self.pad_nan.append(pad_nan)
+        self.movable.append(self.exchange_pages and _movable(arg, nbytes))
         self.tensors.append((name, arg))
 
     def bind(self, arg, name, ty):
@@ -194,8 +214,8 @@ class Launcher:
                              else _SKIPPED if ty == "constexpr" else _GENERAL)
                             for name, ty in self.signature.items()]
 
-    def _bind(self, args) -> _Binding:
-        binding = _Binding()
+    def _bind(self, args, exchange_pages: bool) -> _Binding:
+        binding = _Binding(exchange_pages)
         if len(args) != len(self._parameters):
             raise TypeError(f"ttinterp: kernel '{self.name}' takes {len(self._parameters)} "
                             f"arguments, got {len(args)}")
@@ -212,11 +232,13 @@ class Launcher:
         if min(grid) < 0:
             raise ValueError(f"ttinterp: grid {grid} of kernel '{self.name}' has a negative size")
         options = _state.current()
-        binding = self._bind(args)
+        binding = self._bind(args, options.exchange_pages)
         if launch_enter_hook is not None:
             launch_enter_hook(launch_metadata)
         # (storage address, storage bytes, name) of each reachable tensor.
         reachable = [(*_storage(t, name)[1:], name) for name, t in options.reachable]
+        movable = binding.movable + [options.exchange_pages and _movable(t, nbytes)
+                                     for (name, t), (_, nbytes, _) in zip(options.reachable, reachable)]
         if options.record:
             from ._record import record_launch
             record_launch(options.record, self.name, ttir_of[function.hash], function.parameters,
@@ -224,7 +246,8 @@ class Launcher:
         sys.stdout.flush()  # tl.device_print writes to the process's stdout from C++
         result = function.launch(grid, binding.pointers, binding.scalars, binding.pad_nan,
                                  options.threads or _CORES, options.hazards != "off",
-                                 options.bounds, options.max_steps, options.in_place, reachable)
+                                 options.bounds, options.max_steps, options.in_place, reachable,
+                                 movable)
         if launch_exit_hook is not None:
             launch_exit_hook(launch_metadata)
         self._check(result, options)

@@ -23,6 +23,10 @@ class Options:
     bounds: str = "argument"  #: "argument": inside the tensor's storage; "region": its storage region
     max_steps: int = 0  #: ops one program may execute before a step_limit fault; 0: no limit
     in_place: bool = False  #: kernels write tensors directly (no shadow; not transactional)
+    #: a write-back may move the pages a launch wrote whole into a tensor instead of copying
+    #: them; say False for memory a device reads by physical page that torch does not know is
+    #: pinned (cudaHostRegister'd by another library). Pinned torch tensors are never moved.
+    exchange_pages: bool = True
     autotune: str = "benchmark"  #: @triton.autotune: "benchmark" every config, or take the "first"
     record: Optional[str] = None  #: a folder: write every launch there as a CLI bundle
     #: tensors launches may reach without receiving them (through a pointer table): a sequence
@@ -38,6 +42,8 @@ class Options:
             raise ValueError(f"ttinterp: bounds must be one of {_BOUNDS}, not {self.bounds!r}")
         if not isinstance(self.max_steps, int) or self.max_steps < 0:
             raise ValueError(f"ttinterp: max_steps must be an int >= 0, not {self.max_steps!r}")
+        if not isinstance(self.exchange_pages, bool):
+            raise ValueError(f"ttinterp: exchange_pages must be a bool, not {self.exchange_pages!r}")
         if self.autotune not in _AUTOTUNE:
             raise ValueError(f"ttinterp: autotune must be one of {_AUTOTUNE}, not {self.autotune!r}")
         return self
@@ -78,13 +84,13 @@ def _env_int(name: str, value: str) -> int:
 
 
 _ENVIRONMENT = ("TTINTERP_THREADS", "TTINTERP_HAZARDS", "TTINTERP_BOUNDS", "TTINTERP_MAX_STEPS",
-                "TTINTERP_IN_PLACE", "TTINTERP_AUTOTUNE", "TTINTERP_RECORD")
+                "TTINTERP_IN_PLACE", "TTINTERP_EXCHANGE_PAGES", "TTINTERP_AUTOTUNE", "TTINTERP_RECORD")
 _RAW_ENVIRONMENT = tuple(map(os.fsencode, _ENVIRONMENT))
 _parsed = (None, None)  # (the variables' values, the options they give)
 
 
 def _from_environment() -> Options:
-    # Parsed again only when a variable changed: a cached launch reads seven variables, no more.
+    # Parsed again only when a variable changed: a cached launch reads eight variables, no more.
     global _parsed
     raw = getattr(os.environ, "_data", None)  # CPython's bytes dict behind os.environ: no encoding
     values = tuple(map(raw.get, _RAW_ENVIRONMENT)) if isinstance(raw, dict) else \
@@ -109,6 +115,8 @@ def _parse_environment() -> Options:
         o = replace(o, max_steps=_env_int("TTINTERP_MAX_STEPS", env["TTINTERP_MAX_STEPS"]))
     if "TTINTERP_IN_PLACE" in env:
         o = replace(o, in_place=_env_bool("TTINTERP_IN_PLACE", env["TTINTERP_IN_PLACE"]))
+    if "TTINTERP_EXCHANGE_PAGES" in env:
+        o = replace(o, exchange_pages=_env_bool("TTINTERP_EXCHANGE_PAGES", env["TTINTERP_EXCHANGE_PAGES"]))
     if "TTINTERP_AUTOTUNE" in env:
         o = replace(o, autotune=env["TTINTERP_AUTOTUNE"])
     if env.get("TTINTERP_RECORD"):

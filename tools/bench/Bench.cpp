@@ -108,6 +108,10 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// Whether launches let whole written pages be exchanged at write-back (PageExchange.h), as the
+/// CLI and the Python package do; --copy-back says no, to measure what it saves.
+bool exchangePagesAtStep = true;
+
 /// One interpreted launch, as a user runs it: session, launch (through the launch layer every
 /// front end uses), write-back.
 Phases launch(const Kernel &kernel, std::vector<std::vector<float> *> buffers,
@@ -123,6 +127,7 @@ Phases launch(const Kernel &kernel, std::vector<std::vector<float> *> buffers,
   for (size_t i = 0; i < buffers.size(); ++i) {
     request.pointers.push_back(
         {fmt::format("arg{}", i), fmt::format("buf{}", i), viewOf(*buffers[i])});
+    request.pointers.back().exchangePages = exchangePagesAtStep;
     interp::ArgumentValue v;
     v.pointerIndex = uint32_t(i);
     request.values.push_back(v);
@@ -335,6 +340,8 @@ int main(int argc, char **argv) {
       phases = true;
     else if (a == "--interpreted-only")
       interpretedOnly = true;
+    else if (a == "--copy-back")
+      exchangePagesAtStep = false;
     else if (a == "--memory")
       return memoryBenchmark(false);
     else if (a == "--memory-in-place")
@@ -344,8 +351,8 @@ int main(int argc, char **argv) {
     else {
       fmt::print(stderr,
                  "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] "
-                 "[--hazards] [--phases] [--interpreted-only] [--memory | --memory-in-place | "
-                 "--gemm]\n");
+                 "[--hazards] [--phases] [--interpreted-only] [--copy-back] [--memory | "
+                 "--memory-in-place | --gemm]\n");
       return 2;
     }
   }

@@ -78,6 +78,12 @@ struct PointerArgument {
   /// a region, shadow, bounds and hazard participant like any argument; only
   /// messages and reports tell it apart (`name` is empty).
   bool reachable = false;
+  /// Whether the caller's pages under it may be exchanged with the shadow's at a step instead
+  /// of copied (PageExchange.h): say so for ordinary process memory (a torch or NumPy CPU
+  /// tensor, a buffer of your own), not for memory a device or another process reads by its
+  /// physical pages (cudaHostRegister'd or otherwise pinned for DMA). Checked besides: only
+  /// private anonymous pages are ever exchanged.
+  bool exchangePages = false;
 };
 
 /// How far an access through a pointer may stray from the argument it came from.
@@ -130,10 +136,15 @@ struct Region {
   CallerMemory *memory = nullptr;
   ByteRange range;
   /// Shadow bytes; shadow()[i] mirrors caller address range.lo + i. Allocated
-  /// with the caller's alignment modulo 64, so aligned caller data stays aligned.
+  /// with the caller's alignment modulo 64, so aligned caller data stays aligned, and a
+  /// shadow of kPageExchangeMinimum bytes or more with its alignment modulo 2 MiB, so that
+  /// its pages line up with the caller's (PageExchange.h).
   uint8_t *shadow() const { return shadow_; }
   ByteBitmap dirty; ///< Written since their last write-back (empty when ReadThrough).
   std::vector<std::string> buffers;
+  /// Whether every argument that mapped onto it allows its pages to be exchanged
+  /// (PointerArgument::exchangePages).
+  bool exchangePages = false;
 
   /// A shadow whose bytes are not copied in yet (state WrittenOnly).
   void allocate(ByteRange r);
@@ -176,7 +187,8 @@ private:
 /// Bytes moved between caller memory and shadows.
 struct TransferStats {
   uint64_t bytesIn = 0;
-  uint64_t bytesOut = 0;
+  uint64_t bytesOut = 0;      ///< Written back, by copy or by exchange.
+  uint64_t bytesExchanged = 0; ///< Of bytesOut, those written back by exchanging pages.
 };
 
 /// A launch's view of memory: what the interpreter's loads and stores use.
@@ -414,7 +426,12 @@ private:
   /// (a sync: they are clean now). A step passes false, as it drops the region's map next
   /// (clearing a 16 MiB output's map is a 2 MiB memset); if it fails, the bits stay set and
   /// a retry writes those bytes again, with the same values.
-  bool writeBack(Region &region, ByteRange range, bool forget, std::string &error);
+  /// Bytes in `done` (region offsets, ascending) are written back already and skipped.
+  bool writeBack(Region &region, ByteRange range, bool forget, std::string &error,
+                 const std::vector<std::pair<size_t, size_t>> &done = {});
+  /// A step's write-back of `region`: whole dirty pages by exchange where the region allows it
+  /// (PageExchange.h), the rest by writeBack.
+  bool writeBackFinal(Region &region, std::string &error);
   /// Copies caller bytes into the clean (not dirty) bytes of [lo, hi).
   bool copyInClean(Region &region, uint64_t lo, uint64_t hi, std::string &error);
   /// Runs fn(begin, end, bytesMoved, error) over [begin, begin + count) of a

@@ -1,0 +1,141 @@
+//===- PageExchange.cpp - Final write-backs of whole pages by mremap ------===//
+#include "ttinterp/memory/PageExchange.h"
+
+#include "HostPages.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace ttinterp {
+namespace {
+
+/// Exchanges run one at a time: they share the budget, and two of them must not count the same
+/// mapping boundary as new.
+std::mutex &exchangeMutex() {
+  static std::mutex m;
+  return m;
+}
+constexpr uint64_t kBudget = 4096;
+uint64_t budget = kBudget; // guarded by exchangeMutex
+
+} // namespace
+
+uint64_t setPageExchangeBudget(uint64_t boundaries) {
+  std::lock_guard<std::mutex> lock(exchangeMutex());
+  return std::exchange(budget, boundaries);
+}
+
+#if defined(__linux__) && defined(MREMAP_FIXED)
+
+namespace {
+
+constexpr int kDontUnmap = 4; // MREMAP_DONTUNMAP (Linux 5.7); older glibc headers lack it
+
+/// Offsets in (0, size) where one of `spans` (mappings covering [base, base + size)) ends.
+void innerBoundaries(const std::vector<MappingSpan> &spans, uint64_t base, uint64_t size,
+                     std::vector<uint64_t> &out) {
+  for (const MappingSpan &m : spans)
+    if (m.hi > base && m.hi < base + size)
+      out.push_back(m.hi - base);
+}
+
+/// One piece of an exchange, inside one mapping on each side. See exchangePages.
+bool exchangePiece(uint8_t *caller, uint8_t *shadow, size_t size) {
+  void *spare = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (spare == MAP_FAILED)
+    return false;
+  // 1. The caller's pages go to the spare range. The caller's range stays mapped, empty, so
+  // nothing else can be mapped there meanwhile (an unmapped gap could be taken by another
+  // thread's mmap, which the next move would then replace).
+  if (mremap(caller, size, size, MREMAP_MAYMOVE | MREMAP_FIXED | kDontUnmap, spare) == MAP_FAILED) {
+    munmap(spare, size);
+    return false;
+  }
+  // 2. The shadow's pages go to the caller's range, whose old bytes are dead: every one is
+  // being written back. If they cannot, the write-back copies into the empty range instead.
+  if (mremap(shadow, size, size, MREMAP_MAYMOVE | MREMAP_FIXED | kDontUnmap, caller) ==
+      MAP_FAILED) {
+    std::memcpy(caller, shadow, size);
+    munmap(spare, size);
+    return true;
+  }
+  // 3. The caller's old pages go to the shadow's range, so the shadow's block keeps memory
+  // already faulted in for its next use. If they cannot, the range reads as zeros: its bytes
+  // were dead too.
+  if (mremap(spare, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, shadow) == MAP_FAILED)
+    munmap(spare, size);
+#ifdef MADV_NOHUGEPAGE
+  // The caller's range now carries the shadow block's MADV_HUGEPAGE. Where huge pages come only
+  // on request, "no" is what the range had without advice; elsewhere the advice changes nothing.
+  if (hugePagesOnRequest())
+    madvise(caller, size, MADV_NOHUGEPAGE);
+#endif
+  return true;
+}
+
+} // namespace
+
+bool exchangePages(uint64_t caller, uint8_t *shadow, size_t size) {
+  const uint64_t page = hostPageSize();
+  const uint64_t shadowAt = reinterpret_cast<uint64_t>(shadow);
+  if (size < kPageExchangeMinimum || caller % page || shadowAt % page || size % page)
+    return false;
+  // Without PROCMAP_QUERY each check reads the whole map: worth it only for larger copies.
+  if (size < (uint64_t(16) << 20) && !mappingQueriesCheap())
+    return false;
+  std::lock_guard<std::mutex> lock(exchangeMutex());
+  std::optional<std::vector<MappingSpan>> callerMaps = privateAnonymousMappings(caller, caller + size);
+  std::optional<std::vector<MappingSpan>> shadowMaps =
+      privateAnonymousMappings(shadowAt, shadowAt + size);
+  if (!callerMaps || !shadowMaps)
+    return false;
+  // mremap moves within one mapping: cut where either side's mappings change. Afterwards there
+  // may be a boundary at every cut and end on both sides; at most that many new ones must be
+  // left in the budget, and what the moves really added (or merged away) is drawn from it.
+  std::vector<uint64_t> cuts;
+  innerBoundaries(*callerMaps, caller, size, cuts);
+  innerBoundaries(*shadowMaps, shadowAt, size, cuts);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  cuts.push_back(size);
+  std::vector<uint64_t> points{caller, shadowAt};
+  for (uint64_t c : cuts) {
+    points.push_back(caller + c);
+    points.push_back(shadowAt + c);
+  }
+  const size_t before = mappingBoundaries(points);
+  if (points.size() - before > budget)
+    return false;
+  uint64_t from = 0;
+  for (uint64_t to : cuts) {
+    auto *callerPiece = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(caller + from));
+    if (!exchangePiece(callerPiece, shadow + from, to - from)) {
+      if (from == 0)
+        return false; // nothing changed
+      // Nothing of this piece moved; the pieces before it hold the shadow's bytes already.
+      std::memcpy(callerPiece, shadow + from, size - from);
+      break;
+    }
+    from = to;
+  }
+  // Boundaries merged away give back what they took, up to where the budget began.
+  const size_t after = mappingBoundaries(points);
+  budget = after >= before ? budget - std::min<uint64_t>(budget, after - before)
+                           : std::min(kBudget, budget + (before - after));
+  return true;
+}
+
+#else
+
+bool exchangePages(uint64_t, uint8_t *, size_t) { return false; }
+
+#endif
+
+} // namespace ttinterp

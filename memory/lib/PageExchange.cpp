@@ -4,9 +4,8 @@
 #include "HostPages.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
-#include <mutex>
-#include <utility>
 #include <vector>
 
 #if defined(__linux__)
@@ -16,20 +15,16 @@
 namespace ttinterp {
 namespace {
 
-/// Exchanges run one at a time: they share the budget, and two of them must not count the same
-/// mapping boundary as new.
-std::mutex &exchangeMutex() {
-  static std::mutex m;
-  return m;
-}
-constexpr uint64_t kBudget = 4096;
-uint64_t budget = kBudget; // guarded by exchangeMutex
+/// Boundaries exchanges may still add. An exchange takes the most it could add before it moves
+/// anything and gives back what it did not; no lock, so that a fork in the middle of one leaves
+/// none held in the child.
+constexpr int64_t kBudget = 4096;
+std::atomic<int64_t> budget{kBudget};
 
 } // namespace
 
 uint64_t setPageExchangeBudget(uint64_t boundaries) {
-  std::lock_guard<std::mutex> lock(exchangeMutex());
-  return std::exchange(budget, boundaries);
+  return uint64_t(std::max<int64_t>(0, budget.exchange(int64_t(boundaries))));
 }
 
 #if defined(__linux__) && defined(MREMAP_FIXED)
@@ -90,7 +85,6 @@ bool exchangePages(uint64_t caller, uint8_t *shadow, size_t size) {
   // Without PROCMAP_QUERY each check reads the whole map: worth it only for larger copies.
   if (size < (uint64_t(16) << 20) && !mappingQueriesCheap())
     return false;
-  std::lock_guard<std::mutex> lock(exchangeMutex());
   std::optional<std::vector<MappingSpan>> callerMaps = privateAnonymousMappings(caller, caller + size);
   std::optional<std::vector<MappingSpan>> shadowMaps =
       privateAnonymousMappings(shadowAt, shadowAt + size);
@@ -111,24 +105,31 @@ bool exchangePages(uint64_t caller, uint8_t *shadow, size_t size) {
     points.push_back(shadowAt + c);
   }
   const size_t before = mappingBoundaries(points);
-  if (points.size() - before > budget)
+  const int64_t reserved = int64_t(points.size() - before);
+  if (budget.fetch_sub(reserved) < reserved) {
+    budget.fetch_add(reserved);
     return false;
+  }
   uint64_t from = 0;
   for (uint64_t to : cuts) {
     auto *callerPiece = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(caller + from));
     if (!exchangePiece(callerPiece, shadow + from, to - from)) {
-      if (from == 0)
+      if (from == 0) {
+        budget.fetch_add(reserved);
         return false; // nothing changed
+      }
       // Nothing of this piece moved; the pieces before it hold the shadow's bytes already.
       std::memcpy(callerPiece, shadow + from, size - from);
       break;
     }
     from = to;
   }
-  // Boundaries merged away give back what they took, up to where the budget began.
-  const size_t after = mappingBoundaries(points);
-  budget = after >= before ? budget - std::min<uint64_t>(budget, after - before)
-                           : std::min(kBudget, budget + (before - after));
+  // What was not added goes back, and so do boundaries merged away (up to where the budget
+  // began: a merge of boundaries that were there before any exchange is not ours to spend).
+  const int64_t added = int64_t(mappingBoundaries(points)) - int64_t(before);
+  int64_t now = budget.fetch_add(reserved - added) + reserved - added;
+  while (now > kBudget && !budget.compare_exchange_weak(now, kBudget)) {
+  }
   return true;
 }
 

@@ -1,6 +1,8 @@
 //===- HostBlocks.cpp - A size-classed cache of large host allocations ----===//
 #include "ttinterp/memory/HostBlocks.h"
 
+#include "HostPages.h"
+
 #include <sys/mman.h>
 
 #include <cstdlib>
@@ -18,12 +20,13 @@ constexpr size_t kHugePage = size_t(2) << 20;
 /// Bytes of the mapping behind a block of this capacity (whole huge pages).
 size_t mappedBytes(size_t capacity) { return (capacity + kHugePage - 1) & ~(kHugePage - 1); }
 
-/// A private anonymous mapping of whole, aligned huge pages, asked to be backed by
-/// transparent huge pages: a 64 MB shadow then takes 32 page faults, not 16,384
-/// (fresh-memory faults were the largest single cost of a big launch from the CLI).
-/// Our own mapping, not the allocator's: advice given to memory malloc returned could
-/// land on the heap, whose flag the heap keeps as it grows, and change how the whole
-/// host process (torch, say) gets its pages.
+/// A private anonymous mapping of whole, aligned huge pages, faulted in at once in transparent
+/// huge pages where the kernel gives them: a 64 MB shadow then takes 32 page faults, not 16,384
+/// (fresh-memory faults were the largest single cost of a big launch from the CLI), all in one
+/// call. Our own mapping, not the allocator's: advice given to memory malloc returned could land
+/// on the heap, whose flag the heap keeps as it grows, and change how the whole host process
+/// (torch, say) gets its pages. None is left on it either (populateWithHugePages), since its
+/// pages may become a caller's by exchange (PageExchange.h), mapping and all.
 uint8_t *mapHugePages(size_t bytes) {
   size_t span = bytes + kHugePage;
   void *m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -35,9 +38,7 @@ uint8_t *mapHugePages(size_t bytes) {
     munmap(m, aligned - base);
   if (uintptr_t end = aligned + bytes; end < base + span)
     munmap(reinterpret_cast<void *>(end), base + span - end);
-#ifdef MADV_HUGEPAGE
-  madvise(reinterpret_cast<void *>(aligned), bytes, MADV_HUGEPAGE); // advice only
-#endif
+  populateWithHugePages(aligned, aligned + bytes);
   return reinterpret_cast<uint8_t *>(aligned);
 }
 

@@ -42,22 +42,8 @@ bool populateForWrite(void *p, size_t size) {
 #endif
 }
 
-Fd::~Fd() {
-#if defined(__linux__)
-  if (fd >= 0)
-    close(fd);
-#endif
-}
-
 #if defined(__linux__)
 namespace {
-
-/// One mapping as the process's map describes it.
-struct Mapping {
-  uint64_t lo = 0, hi = 0;
-  /// Readable, writable, private, and neither a file nor a special mapping.
-  bool privateAnonymous = false;
-};
 
 /// Whether a mapping's name (empty for plain anonymous memory) is one private anonymous memory
 /// may carry: the heap, or a name a program gave with PR_SET_VMA_ANON_NAME.
@@ -77,40 +63,19 @@ static_assert(sizeof(ProcmapQuery) == 104, "struct procmap_query is 104 bytes");
 constexpr unsigned long kProcmapQuery = 0xC0686611; // _IOWR('f', 17, struct procmap_query)
 constexpr uint64_t kVmaReadable = 0x1, kVmaWritable = 0x2, kVmaShared = 0x8;
 
-enum class Answer { Yes, No, Unsupported };
-
-/// The mapping holding `address` through PROCMAP_QUERY: Unsupported on kernels without it, No
-/// when no mapping holds the address.
-Answer queryMapping(int fd, uint64_t address, Mapping &out) {
-  char name[4096]; // PATH_MAX: every name fits
-  ProcmapQuery q{};
-  q.size = sizeof q;
-  q.queryAddr = address;
-  q.vmaNameAddr = reinterpret_cast<uint64_t>(name);
-  q.vmaNameSize = sizeof name;
-  if (ioctl(fd, kProcmapQuery, &q) != 0) {
-    if (errno == ENOTTY || errno == EINVAL || errno == EOPNOTSUPP)
-      return Answer::Unsupported;
-    return Answer::No;
-  }
-  std::string vmaName = q.vmaNameSize ? std::string(name, strnlen(name, sizeof name)) : "";
-  out.lo = q.vmaStart;
-  out.hi = q.vmaEnd;
-  out.privateAnonymous = (q.vmaFlags & kVmaReadable) && (q.vmaFlags & kVmaWritable) &&
-                         !(q.vmaFlags & kVmaShared) && q.inode == 0 && q.devMajor == 0 &&
-                         q.devMinor == 0 && anonymousName(vmaName);
-  return Answer::Yes;
+/// Whether PROCMAP_QUERY may answer: asked first until the kernel says it does not know it.
+std::atomic<bool> &queriesWork() {
+  static std::atomic<bool> works{true};
+  return works;
 }
 
-/// Every mapping of the process, from /proc/self/maps; empty when it cannot be read.
-std::vector<Mapping> readMaps() {
+/// Every mapping of the process, from /proc/self/maps (open as `fd`); empty when it cannot be
+/// read.
+std::vector<Mapping> readMaps(int fd) {
   std::vector<Mapping> out;
-  Fd f{open("/proc/self/maps", O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0)
-    return out;
   std::string maps;
   char chunk[16384];
-  for (ssize_t got; (got = read(f.fd, chunk, sizeof chunk)) > 0;)
+  for (ssize_t got; (got = read(fd, chunk, sizeof chunk)) > 0;)
     maps.append(chunk, size_t(got));
   for (size_t at = 0; at < maps.size();) {
     size_t end = maps.find('\n', at);
@@ -136,52 +101,82 @@ std::vector<Mapping> readMaps() {
   return out;
 }
 
-/// Whether PROCMAP_QUERY may answer: asked first until the kernel says it does not know it.
-std::atomic<bool> &queriesWork() {
-  static std::atomic<bool> works{true};
-  return works;
-}
-
 } // namespace
 
-bool mappingQueriesCheap() {
+MappingQueries::MappingQueries() : fd_(open("/proc/self/maps", O_RDONLY | O_CLOEXEC)) {}
+
+MappingQueries::~MappingQueries() {
+  if (fd_ >= 0)
+    close(fd_);
+}
+
+MappingQueries::Answer MappingQueries::query(uint64_t address, Mapping &out) {
+  if (!queriesWork())
+    return Answer::Unsupported;
+  char name[4096]; // PATH_MAX: every name fits
+  ProcmapQuery q{};
+  q.size = sizeof q;
+  q.queryAddr = address;
+  q.vmaNameAddr = reinterpret_cast<uint64_t>(name);
+  q.vmaNameSize = sizeof name;
+  if (ioctl(fd_, kProcmapQuery, &q) != 0) {
+    if (errno == ENOTTY || errno == EINVAL || errno == EOPNOTSUPP) {
+      queriesWork() = false;
+      return Answer::Unsupported;
+    }
+    return Answer::No;
+  }
+  std::string vmaName = q.vmaNameSize ? std::string(name, strnlen(name, sizeof name)) : "";
+  out.lo = q.vmaStart;
+  out.hi = q.vmaEnd;
+  out.privateAnonymous = (q.vmaFlags & kVmaReadable) && (q.vmaFlags & kVmaWritable) &&
+                         !(q.vmaFlags & kVmaShared) && q.inode == 0 && q.devMajor == 0 &&
+                         q.devMinor == 0 && anonymousName(vmaName);
+  return Answer::Yes;
+}
+
+const std::vector<Mapping> &MappingQueries::maps() {
+  if (!maps_) {
+    if (fd_ >= 0)
+      lseek(fd_, 0, SEEK_SET);
+    maps_ = fd_ >= 0 ? readMaps(fd_) : std::vector<Mapping>();
+  }
+  return *maps_;
+}
+
+void MappingQueries::refresh() { maps_.reset(); }
+
+bool MappingQueries::cheap() {
   static const bool cheap = [] {
-    Fd f{open("/proc/self/maps", O_RDONLY | O_CLOEXEC)};
+    MappingQueries q;
     Mapping m;
     int anything = 0;
-    return f.fd >= 0 &&
-           queryMapping(f.fd, reinterpret_cast<uint64_t>(&anything), m) != Answer::Unsupported;
+    return q.fd_ >= 0 && q.query(reinterpret_cast<uint64_t>(&anything), m) != Answer::Unsupported;
   }();
   return cheap && queriesWork();
 }
 
-std::optional<std::vector<MappingSpan>> privateAnonymousMappings(uint64_t lo, uint64_t hi) {
-  if (hi <= lo)
+std::optional<std::vector<MappingSpan>> MappingQueries::privateAnonymous(uint64_t lo, uint64_t hi) {
+  if (hi <= lo || fd_ < 0)
     return std::nullopt;
   std::vector<MappingSpan> spans;
-  if (queriesWork()) {
-    Fd f{open("/proc/self/maps", O_RDONLY | O_CLOEXEC)};
-    if (f.fd < 0)
-      return std::nullopt;
-    // One question per mapping the range crosses, each from where the last one ended.
-    for (uint64_t at = lo; at < hi;) {
-      Mapping m;
-      Answer a = queryMapping(f.fd, at, m);
-      if (a == Answer::Unsupported) {
-        queriesWork() = false;
-        break;
-      }
-      if (a == Answer::No || !m.privateAnonymous || m.lo > at || m.hi <= at)
-        return std::nullopt;
-      spans.push_back({m.lo, m.hi});
-      at = m.hi;
+  // One question per mapping the range crosses, each from where the last one ended.
+  for (uint64_t at = lo; at < hi;) {
+    Mapping m;
+    Answer a = query(at, m);
+    if (a == Answer::Unsupported) {
+      spans.clear();
+      break;
     }
-    if (queriesWork())
+    if (a == Answer::No || !m.privateAnonymous || m.lo > at || m.hi <= at)
+      return std::nullopt;
+    spans.push_back({m.lo, m.hi});
+    at = m.hi;
+    if (at >= hi)
       return spans;
-    spans.clear();
   }
   uint64_t covered = lo;
-  for (const Mapping &m : readMaps()) {
+  for (const Mapping &m : maps()) {
     if (m.hi <= covered)
       continue;
     if (m.lo > covered || !m.privateAnonymous)
@@ -194,48 +189,76 @@ std::optional<std::vector<MappingSpan>> privateAnonymousMappings(uint64_t lo, ui
   return std::nullopt;
 }
 
-size_t mappingBoundaries(const std::vector<uint64_t> &points) {
+size_t MappingQueries::boundaries(const std::vector<uint64_t> &points) {
   size_t count = 0;
-  if (queriesWork()) {
-    Fd f{open("/proc/self/maps", O_RDONLY | O_CLOEXEC)};
-    bool answered = f.fd >= 0;
-    for (size_t i = 0; answered && i < points.size(); ++i) {
-      Mapping m;
-      Answer a = queryMapping(f.fd, points[i], m);
-      answered = a != Answer::Unsupported;
-      count += a == Answer::No || (a == Answer::Yes && m.lo == points[i]);
-    }
-    if (answered)
-      return count;
-    count = 0;
+  size_t asked = 0;
+  for (; asked < points.size(); ++asked) {
+    Mapping m;
+    Answer a = query(points[asked], m);
+    if (a == Answer::Unsupported)
+      break;
+    count += a == Answer::No || m.lo == points[asked];
   }
-  std::vector<Mapping> maps = readMaps(); // in address order
-  for (uint64_t p : points) {
-    auto it = std::upper_bound(maps.begin(), maps.end(), p,
+  if (asked == points.size())
+    return count;
+  const std::vector<Mapping> &all = maps(); // in address order
+  for (; asked < points.size(); ++asked) {
+    uint64_t p = points[asked];
+    auto it = std::upper_bound(all.begin(), all.end(), p,
                                [](uint64_t x, const Mapping &m) { return x < m.hi; });
-    count += it == maps.end() || it->lo >= p;
+    count += it == all.end() || it->lo >= p;
   }
   return count;
 }
 
 bool hugePagesOnRequest() {
   static const bool onRequest = [] {
-    Fd f{open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC)};
+    int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
     char text[128] = {};
-    return f.fd >= 0 && read(f.fd, text, sizeof text - 1) > 0 &&
-           std::strstr(text, "[madvise]") != nullptr;
+    bool answer = fd >= 0 && read(fd, text, sizeof text - 1) > 0 &&
+                  std::strstr(text, "[madvise]") != nullptr;
+    if (fd >= 0)
+      close(fd);
+    return answer;
   }();
   return onRequest;
 }
 
+void populateWithHugePages(uint64_t lo, uint64_t hi) {
+#ifdef MADV_HUGEPAGE
+  constexpr uint64_t kHuge = uint64_t(2) << 20;
+  uint64_t hugeLo = (lo + kHuge - 1) & ~(kHuge - 1), hugeHi = hi & ~(kHuge - 1);
+  bool huge = hugeLo < hugeHi && hugePagesOnRequest() &&
+              madvise(reinterpret_cast<void *>(hugeLo), hugeHi - hugeLo, MADV_HUGEPAGE) == 0;
+  // Advice only: pages it does not populate fault in when written.
+  populateForWrite(reinterpret_cast<void *>(lo), hi - lo);
+  if (huge)
+    madvise(reinterpret_cast<void *>(hugeLo), hugeHi - hugeLo, MADV_NOHUGEPAGE);
+#else
+  populateForWrite(reinterpret_cast<void *>(lo), hi - lo);
+#endif
+}
+
 #else
 
-std::optional<std::vector<MappingSpan>> privateAnonymousMappings(uint64_t, uint64_t) {
+MappingQueries::MappingQueries() = default;
+MappingQueries::~MappingQueries() = default;
+MappingQueries::Answer MappingQueries::query(uint64_t, Mapping &) { return Answer::Unsupported; }
+const std::vector<Mapping> &MappingQueries::maps() {
+  if (!maps_)
+    maps_.emplace();
+  return *maps_;
+}
+void MappingQueries::refresh() {}
+bool MappingQueries::cheap() { return false; }
+std::optional<std::vector<MappingSpan>> MappingQueries::privateAnonymous(uint64_t, uint64_t) {
   return std::nullopt;
 }
-size_t mappingBoundaries(const std::vector<uint64_t> &points) { return points.size(); }
-bool mappingQueriesCheap() { return false; }
+size_t MappingQueries::boundaries(const std::vector<uint64_t> &points) { return points.size(); }
 bool hugePagesOnRequest() { return false; }
+void populateWithHugePages(uint64_t lo, uint64_t hi) {
+  populateForWrite(reinterpret_cast<void *>(lo), hi - lo);
+}
 
 #endif
 

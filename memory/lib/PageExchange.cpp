@@ -43,16 +43,33 @@ void innerBoundaries(const std::vector<MappingSpan> &spans, uint64_t base, uint6
 
 /// One piece of an exchange, inside one mapping on each side. See exchangePages.
 bool exchangePiece(uint8_t *caller, uint8_t *shadow, size_t size) {
-  void *spare = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (spare == MAP_FAILED)
+  // The spare range sits at the caller's offset within 2 MiB, so that huge pages on either
+  // side move as one page-table entry each instead of being split into 512.
+  constexpr size_t kHuge = size_t(2) << 20;
+  const size_t reserved = size + kHuge;
+  void *reservation =
+      mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reservation == MAP_FAILED)
     return false;
+  auto *lowest = static_cast<uint8_t *>(reservation);
+  uint8_t *spare = lowest + ((reinterpret_cast<uintptr_t>(caller) -
+                              reinterpret_cast<uintptr_t>(lowest)) & (kHuge - 1));
+  // The reservation's bytes on either side of the spare range stay ours to unmap; the spare
+  // range itself is unmapped by the last move, and by then another thread's mmap may use it.
+  auto releaseSlack = [&] {
+    if (spare > lowest)
+      munmap(lowest, size_t(spare - lowest));
+    if (spare + size < lowest + reserved)
+      munmap(spare + size, size_t(lowest + reserved - (spare + size)));
+  };
   // 1. The caller's pages go to the spare range. The caller's range stays mapped, empty, so
   // nothing else can be mapped there meanwhile (an unmapped gap could be taken by another
   // thread's mmap, which the next move would then replace).
   if (mremap(caller, size, size, MREMAP_MAYMOVE | MREMAP_FIXED | kDontUnmap, spare) == MAP_FAILED) {
-    munmap(spare, size);
+    munmap(reservation, reserved);
     return false;
   }
+  releaseSlack();
   // 2. The shadow's pages go to the caller's range, whose old bytes are dead: every one is
   // being written back. If they cannot, the write-back copies into the empty range instead.
   if (mremap(shadow, size, size, MREMAP_MAYMOVE | MREMAP_FIXED | kDontUnmap, caller) ==
@@ -66,12 +83,6 @@ bool exchangePiece(uint8_t *caller, uint8_t *shadow, size_t size) {
   // were dead too.
   if (mremap(spare, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, shadow) == MAP_FAILED)
     munmap(spare, size);
-#ifdef MADV_NOHUGEPAGE
-  // The caller's range now carries the shadow block's MADV_HUGEPAGE. Where huge pages come only
-  // on request, "no" is what the range had without advice; elsewhere the advice changes nothing.
-  if (hugePagesOnRequest())
-    madvise(caller, size, MADV_NOHUGEPAGE);
-#endif
   return true;
 }
 
@@ -82,12 +93,13 @@ bool exchangePages(uint64_t caller, uint8_t *shadow, size_t size) {
   const uint64_t shadowAt = reinterpret_cast<uint64_t>(shadow);
   if (size < kPageExchangeMinimum || caller % page || shadowAt % page || size % page)
     return false;
-  // Without PROCMAP_QUERY each check reads the whole map: worth it only for larger copies.
-  if (size < (uint64_t(16) << 20) && !mappingQueriesCheap())
+  // Without PROCMAP_QUERY the checks read the whole map twice: worth it only for larger copies.
+  if (size < (uint64_t(16) << 20) && !MappingQueries::cheap())
     return false;
-  std::optional<std::vector<MappingSpan>> callerMaps = privateAnonymousMappings(caller, caller + size);
+  MappingQueries mappings;
+  std::optional<std::vector<MappingSpan>> callerMaps = mappings.privateAnonymous(caller, caller + size);
   std::optional<std::vector<MappingSpan>> shadowMaps =
-      privateAnonymousMappings(shadowAt, shadowAt + size);
+      mappings.privateAnonymous(shadowAt, shadowAt + size);
   if (!callerMaps || !shadowMaps)
     return false;
   // mremap moves within one mapping: cut where either side's mappings change. Afterwards there
@@ -104,7 +116,7 @@ bool exchangePages(uint64_t caller, uint8_t *shadow, size_t size) {
     points.push_back(caller + c);
     points.push_back(shadowAt + c);
   }
-  const size_t before = mappingBoundaries(points);
+  const size_t before = mappings.boundaries(points);
   const int64_t reserved = int64_t(points.size() - before);
   if (budget.fetch_sub(reserved) < reserved) {
     budget.fetch_add(reserved);
@@ -126,7 +138,8 @@ bool exchangePages(uint64_t caller, uint8_t *shadow, size_t size) {
   }
   // What was not added goes back, and so do boundaries merged away (up to where the budget
   // began: a merge of boundaries that were there before any exchange is not ours to spend).
-  const int64_t added = int64_t(mappingBoundaries(points)) - int64_t(before);
+  mappings.refresh();
+  const int64_t added = int64_t(mappings.boundaries(points)) - int64_t(before);
   int64_t now = budget.fetch_add(reserved - added) + reserved - added;
   while (now > kBudget && !budget.compare_exchange_weak(now, kBudget)) {
   }

@@ -142,10 +142,10 @@ const char *shadowStateName(ShadowState s) {
 
 void Region::placeShadow(size_t size) {
   // Up to modulus - 1 bytes to reach a boundary plus up to modulus - 1 to match the caller's
-  // offset from one. Large blocks are mappings of their own: their slack is address space,
-  // bar the parts of the huge pages the shadow's ends lie in.
-  const uintptr_t modulus = size >= kPageExchangeMinimum ? uintptr_t(2) << 20 : 64;
-  storage_ = acquireHostBlock(size + 2 * modulus);
+  // offset from one; blocks of 2 MiB and more start on a 2 MiB boundary already.
+  const bool large = size >= kPageExchangeMinimum;
+  const uintptr_t modulus = large ? uintptr_t(2) << 20 : 64;
+  storage_ = acquireHostBlock(size + (large ? modulus : 2 * modulus));
   uintptr_t base = reinterpret_cast<uintptr_t>(storage_.get());
   uintptr_t aligned = (base + modulus - 1) & ~(modulus - 1);
   shadow_ = reinterpret_cast<uint8_t *>(aligned + (range.lo & (modulus - 1)));
@@ -579,36 +579,16 @@ bool Session::upgrade(Region &region, Access access, std::string &error) {
   return true;
 }
 
-namespace {
-/// Region offsets [first, second), ascending and disjoint.
-using OffsetRanges = std::vector<std::pair<size_t, size_t>>;
-
-/// Calls fn(b, e) for each stretch of [begin, end) that lies outside every range of `skip`.
-template <class Fn> void forEachOutside(const OffsetRanges &skip, size_t begin, size_t end, Fn fn) {
-  auto it = std::upper_bound(skip.begin(), skip.end(), begin,
-                             [](size_t x, const std::pair<size_t, size_t> &r) { return x < r.second; });
-  for (; it != skip.end() && it->first < end && begin < end; ++it) {
-    if (it->first > begin)
-      fn(begin, it->first);
-    begin = std::max(begin, it->second);
-  }
-  if (begin < end)
-    fn(begin, end);
-}
-} // namespace
-
-bool Session::writeBack(Region &region, ByteRange range, bool forget, std::string &error,
-                        const OffsetRanges &done) {
+bool Session::writeBack(Region &region, ByteRange range, bool forget, std::string &error) {
   if (!region.writable())
     return true;
   ByteRange r{std::max(range.lo, region.range.lo), std::min(range.hi, region.range.hi)};
   if (r.hi <= r.lo)
     return true;
   return forEachChunk(region, r.lo - region.range.lo, r.hi - r.lo, stats_.bytesOut, error,
-                      [&region, forget, &done](size_t begin, size_t end, uint64_t &moved,
-                                               std::string &err) {
+                      [&region, forget](size_t begin, size_t end, uint64_t &moved, std::string &err) {
                         bool ok = true;
-                        auto write = [&](size_t b, size_t e) {
+                        region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
                           if (!ok)
                             return;
                           // In place, the bytes are already there; they still count as written
@@ -617,12 +597,6 @@ bool Session::writeBack(Region &region, ByteRange range, bool forget, std::strin
                             ok = region.memory->write(region.range.lo + b, region.shadow() + b,
                                                       e - b, err);
                           moved += e - b;
-                        };
-                        region.dirty.forEachRun(begin, end - begin, [&](size_t b, size_t e) {
-                          if (done.empty())
-                            write(b, e);
-                          else
-                            forEachOutside(done, b, e, write);
                         });
                         if (ok && forget)
                           region.dirty.clear(begin, end - begin);
@@ -631,22 +605,44 @@ bool Session::writeBack(Region &region, ByteRange range, bool forget, std::strin
 }
 
 bool Session::writeBackFinal(Region &region, std::string &error) {
-  OffsetRanges exchanged;
-  if (region.exchangePages && region.memory == &HostMemory::instance() && region.writable() &&
-      !region.inPlace() && region.range.hi - region.range.lo >= kPageExchangeMinimum) {
-    const uint64_t page = hostPageSize();
-    region.dirty.forEachRun(0, region.dirty.size(), [&](size_t b, size_t e) {
-      uint64_t lo = (region.range.lo + b + page - 1) & ~(page - 1);
-      uint64_t hi = (region.range.lo + e) & ~(page - 1);
-      if (hi <= lo || hi - lo < kPageExchangeMinimum ||
-          !exchangePages(lo, region.shadow() + (lo - region.range.lo), hi - lo))
+  if (!region.exchangePages || region.memory != &HostMemory::instance() || !region.writable() ||
+      region.inPlace() || region.range.hi - region.range.lo < kPageExchangeMinimum)
+    return writeBack(region, region.range, /*forget=*/false, error);
+  // One pass over the dirty map: the whole pages of each run exchanged, its partial end pages
+  // and shorter runs copied as they come (the map of a 16 MiB output is 2 MiB: reading it twice
+  // costs about what copying a tenth of the output does). If an exchange is refused, the rest
+  // goes the usual way, on every copy thread.
+  const uint64_t page = hostPageSize(), base = region.range.lo;
+  bool ok = true, exchanging = true;
+  size_t done = 0; // region bytes [0, done) are written back
+  auto copy = [&](size_t b, size_t e) {
+    if (ok && b < e) {
+      ok = region.memory->write(base + b, region.shadow() + b, e - b, error);
+      stats_.bytesOut += e - b;
+    }
+  };
+  region.dirty.forEachRun(0, region.dirty.size(), [&](size_t b, size_t e) {
+    if (!ok || !exchanging)
+      return;
+    const uint64_t loAt = (base + b + page - 1) & ~(page - 1), hiAt = (base + e) & ~(page - 1);
+    if (hiAt > loAt && hiAt - loAt >= kPageExchangeMinimum) {
+      const size_t lo = size_t(loAt - base), hi = size_t(hiAt - base);
+      if (!exchangePages(base + lo, region.shadow() + lo, hi - lo)) {
+        exchanging = false;
         return;
-      exchanged.emplace_back(lo - region.range.lo, hi - region.range.lo);
+      }
       stats_.bytesOut += hi - lo;
       stats_.bytesExchanged += hi - lo;
-    });
-  }
-  return writeBack(region, region.range, /*forget=*/false, error, exchanged);
+      copy(b, lo);
+      copy(hi, e);
+    } else {
+      copy(b, e);
+    }
+    done = e;
+  });
+  if (!ok)
+    return false;
+  return exchanging || writeBack(region, {base + done, region.range.hi}, /*forget=*/false, error);
 }
 
 bool Session::sync(CallerMemory &memory, const std::vector<ByteRange> &ranges, std::string &error) {

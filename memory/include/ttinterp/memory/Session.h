@@ -426,9 +426,7 @@ private:
   /// (a sync: they are clean now). A step passes false, as it drops the region's map next
   /// (clearing a 16 MiB output's map is a 2 MiB memset); if it fails, the bits stay set and
   /// a retry writes those bytes again, with the same values.
-  /// Bytes in `done` (region offsets, ascending) are written back already and skipped.
-  bool writeBack(Region &region, ByteRange range, bool forget, std::string &error,
-                 const std::vector<std::pair<size_t, size_t>> &done = {});
+  bool writeBack(Region &region, ByteRange range, bool forget, std::string &error);
   /// A step's write-back of `region`: whole dirty pages by exchange where the region allows it
   /// (PageExchange.h), the rest by writeBack.
   bool writeBackFinal(Region &region, std::string &error);

@@ -37,9 +37,8 @@ constexpr uint64_t kPageExchangeMinimum = uint64_t(2) << 20;
 /// True when the caller's range holds the shadow's bytes; false when nothing changed (not
 /// Linux, a range too small or of another kind, or the budget below spent): copy instead.
 ///
-/// The caller's range takes the shadow's mapping and so its huge-page advice: under
-/// transparent_hugepage=madvise it is left with MADV_NOHUGEPAGE, which there means what no
-/// advice means. Moving pages can split mappings, and a process may have only so many
+/// The caller's range takes the shadow's mapping, and so its settings: shadow blocks have an
+/// ordinary mapping's (HostBlocks.h: no huge-page advice). Moving pages can split mappings, and a process may have only so many
 /// (vm.max_map_count, 65,530 by default), so each exchange draws the new mapping boundaries it
 /// may make from a process-wide budget of 4,096; once that is spent, write-backs copy. A
 /// write-back into the same range as the last one (a loop of launches) makes none.

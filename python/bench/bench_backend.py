@@ -21,6 +21,7 @@ the tables give medians over rounds, and speedups/ratios are medians of each rou
 
     PYTHONPATH=build/python .venv/bin/python python/bench/bench_backend.py           # full sizes
     PYTHONPATH=build/python .venv/bin/python python/bench/bench_backend.py --quick   # smoke run
+    ... bench_backend.py --copy-back   # also ttinterp with outputs copied back, not exchanged
 """
 from __future__ import annotations
 
@@ -461,6 +462,9 @@ def main(argv=None) -> int:
                         help="timed tiny launches per engine (default 2000, --quick 200)")
     parser.add_argument("--kernels", default=",".join(KERNELS),
                         help=f"comma-separated subset of {','.join(KERNELS)}")
+    parser.add_argument("--copy-back", action="store_true",
+                        help="also time ttinterp writing outputs back by copying, not by "
+                             "exchanging pages (exchange_pages=False), interleaved with the rest")
     parser.add_argument("--json", metavar="PATH", help="also write every sample to this file")
     parser.add_argument("--engine", choices=[_WORKER_ENGINE], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -502,8 +506,9 @@ def main(argv=None) -> int:
     triton_rounds = spread_rounds(args.rounds, args.triton_rounds) if interp else set()
 
     # Engines timed in the parent: how to set them up around a call, and what they run.
-    def ttinterp_engine(threads):
-        return lambda w: (ttinterp.options(threads=threads), w.run_triton)
+    def ttinterp_engine(threads, exchange_pages=True):
+        return lambda w: (ttinterp.options(threads=threads, exchange_pages=exchange_pages),
+                          w.run_triton)
 
     class TorchThreads:
         def __init__(self, threads):
@@ -527,6 +532,9 @@ def main(argv=None) -> int:
         "torch_1": torch_engine(1),
         "torch_all": torch_engine(cores),
     }
+    if args.copy_back:
+        local_engines["ttinterp_1_copy"] = ttinterp_engine(1, exchange_pages=False)
+        local_engines["ttinterp_all_copy"] = ttinterp_engine(cores, exchange_pages=False)
     engines = list(local_engines) + (["triton_interp"] if interp else [])
     samples = {k: {e: {} for e in engines} for k in kernels}  # kernel -> engine -> round -> ms
     checks = {k: {} for k in kernels}
@@ -645,6 +653,22 @@ def main(argv=None) -> int:
           (f"; WRONG: {len(wrong)} engine/kernel pairs failed it and were not timed." if wrong
            else ", and all passed."))
     print()
+    if args.copy_back:
+        print(f"| kernel | ttinterp 1 thread ms: pages exchanged / copied | {all_label}: "
+              f"exchanged / copied | copied / exchanged (1 thread / {all_label}) |")
+        print("|---|---:|---:|---:|")
+        for kernel in kernels:
+            s = samples[kernel]
+            print(f"| {describe(kernel, sizes[kernel])} | {fmt_ms(list(s['ttinterp_1'].values()))} "
+                  f"/ {fmt_ms(list(s['ttinterp_1_copy'].values()))} | "
+                  f"{fmt_ms(list(s['ttinterp_all'].values()))} / "
+                  f"{fmt_ms(list(s['ttinterp_all_copy'].values()))} | "
+                  f"{fmt_ratio(paired(s['ttinterp_1_copy'], s['ttinterp_1']))} / "
+                  f"{fmt_ratio(paired(s['ttinterp_all_copy'], s['ttinterp_all']))} |")
+        print()
+        print("Outputs written back by exchanging whole pages (the default) or by copying them "
+              "(exchange_pages=False), timed in the same rounds.")
+        print()
     print(f"| tiny cached launch (1 program, {TINY_N}-element f32 vector add) | µs per launch |")
     print("|---|---:|")
     if interp:

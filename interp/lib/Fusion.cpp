@@ -208,6 +208,56 @@ void FusionPlan::findChains(mlir::Operation *function) {
   });
 }
 
+void FusionPlan::matchOuterMask(mlir::Operation *access) {
+  unsigned at = maskOperandOf(access);
+  if (access->getNumOperands() <= at)
+    return;
+  mlir::Value mask = access->getOperand(at);
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(mask.getType());
+  if (!type || type.getRank() != 2 || !type.getElementType().isInteger(1) || !mask.hasOneUse())
+    return;
+  // The [M, 1] or [1, N] mask a single-use tt.broadcast to [M, N] reads, with which axis it
+  // runs along; null when `v` is not one.
+  auto broadcastFactor = [&](mlir::Value v, bool &isRows) -> mlir::Value {
+    mlir::Operation *def = v.getDefiningOp();
+    if (!is(def, "tt.broadcast") || !v.hasOneUse())
+      return nullptr;
+    auto from = mlir::dyn_cast<mlir::RankedTensorType>(def->getOperand(0).getType());
+    if (!from || from.getRank() != 2)
+      return nullptr;
+    int64_t m = type.getShape()[0], n = type.getShape()[1];
+    if (from.getShape()[0] == m && from.getShape()[1] == 1 && n > 1)
+      isRows = true;
+    else if (from.getShape()[0] == 1 && from.getShape()[1] == n && m > 1)
+      isRows = false;
+    else
+      return nullptr;
+    return def->getOperand(0);
+  };
+  OuterMask outer;
+  llvm::SmallVector<mlir::Operation *, 3> built; // what the access no longer needs emitted
+  bool isRows = false;
+  if (mlir::Value f = broadcastFactor(mask, isRows)) {
+    (isRows ? outer.rows : outer.cols) = f;
+    built.push_back(mask.getDefiningOp());
+  } else {
+    mlir::Operation *andi = mask.getDefiningOp();
+    if (!is(andi, "arith.andi") || andi->getOperand(0) == andi->getOperand(1))
+      return;
+    bool firstRows = false, secondRows = false;
+    mlir::Value first = broadcastFactor(andi->getOperand(0), firstRows);
+    mlir::Value second = broadcastFactor(andi->getOperand(1), secondRows);
+    if (!first || !second || firstRows == secondRows)
+      return;
+    outer.rows = firstRows ? first : second;
+    outer.cols = firstRows ? second : first;
+    built = {andi, andi->getOperand(0).getDefiningOp(), andi->getOperand(1).getDefiningOp()};
+  }
+  outerMasks_[access] = outer;
+  for (mlir::Operation *op : built)
+    elided_.insert(op);
+}
+
 void FusionPlan::analyze(mlir::Operation *function) {
   findChains(function);
   llvm::SmallVector<mlir::Operation *> chainOps;
@@ -222,6 +272,8 @@ void FusionPlan::analyze(mlir::Operation *function) {
       return;
     mlir::Value pointers = op->getOperand(0);
     auto type = mlir::dyn_cast<mlir::RankedTensorType>(pointers.getType());
+    if (type && type.getRank() == 2 && mlir::isa<mlir::triton::PointerType>(type.getElementType()))
+      matchOuterMask(op);
     mlir::Operation *addptr = pointers.getDefiningOp();
     if (!type || type.getRank() != 1 || !is(addptr, "tt.addptr"))
       return;

@@ -83,6 +83,16 @@ inline std::optional<int64_t> rangePrefix(int32_t start, int64_t rangeStart, int
   return std::clamp<int64_t>(limit - first, 0, n);
 }
 
+/// The mask of a 2-D tt.load or tt.store spelled as Triton spells a tile's bounds,
+/// `(offs_m[:, None] < M) & (offs_k[None, :] < K)`: arith.andi of a tt.broadcast of an [M, 1]
+/// mask and one of a [1, N] mask (either order), or one such broadcast alone. Lane (i, j) is
+/// rows[i] && cols[j]. The andi and the broadcasts, which nothing else reads, are not emitted:
+/// the access reads the two small masks, and has no mask at all when both are all true (a
+/// tile inside the matrix), instead of building, combining and scanning M x N mask bytes.
+struct OuterMask {
+  mlir::Value rows, cols; ///< i1 [M, 1] and [1, N]; either may be null (true everywhere)
+};
+
 /// f32 tensor ops of one block (arith.addf/subf/mulf/divf/negf, maxnumf/minnumf/
 /// maximumf/minimumf, math.sqrt/rsqrt/absf, arith.select of a tensor mask, arith.cmpf making
 /// such a mask) in block order; each but the last has no reader but a later op of the chain.
@@ -105,6 +115,11 @@ public:
     auto it = compares_.find(op);
     return it == compares_.end() ? nullptr : &it->second;
   }
+  /// The outer-product mask of a 2-D tt.load or tt.store, or null.
+  const OuterMask *outerMask(mlir::Operation *op) const {
+    auto it = outerMasks_.find(op);
+    return it == outerMasks_.end() ? nullptr : &it->second;
+  }
   /// Ops whose every result is used only through fused accesses: not emitted.
   bool elided(mlir::Operation *op) const { return elided_.contains(op); }
   /// Element-wise ops that the fused store of their result runs (ContiguousAccess::producer):
@@ -122,9 +137,12 @@ public:
 
 private:
   void findChains(mlir::Operation *function);
+  /// Records `access`'s mask as an OuterMask (and elides what built it) when it is one.
+  void matchOuterMask(mlir::Operation *access);
 
   llvm::DenseMap<mlir::Operation *, ContiguousAccess> accesses_;
   llvm::DenseMap<mlir::Operation *, RangeCompare> compares_;
+  llvm::DenseMap<mlir::Operation *, OuterMask> outerMasks_;
   llvm::DenseSet<mlir::Operation *> elided_;
   llvm::DenseSet<mlir::Operation *> forwarded_;
   llvm::DenseMap<mlir::Operation *, ElementwiseChain> chains_;

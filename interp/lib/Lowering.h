@@ -142,6 +142,8 @@ public:
   }
   /// The fused form of an arith.cmpi (see Fusion.h), or null.
   const RangeCompare *rangeCompare(mlir::Operation *op) const { return fusion_.rangeCompare(op); }
+  /// The outer-product mask of a 2-D load or store (FusionPlan::outerMask), or null.
+  const OuterMask *outerMask(mlir::Operation *op) const { return fusion_.outerMask(op); }
 
   /// The dtype an MLIR type holds (element type for tensors); nullopt if unsupported.
   static std::optional<DType> dtypeOf(mlir::Type t);

@@ -125,6 +125,55 @@ inline void copyRun(void *dst, const void *src, size_t bytes) {
     d[k] = s[k];
 }
 
+/// Where a load or store finds which lanes are active.
+enum class MaskKind {
+  None,  ///< every lane
+  Lanes, ///< an i1 tensor of its shape
+  Outer, ///< an [M, 1] and a [1, N] mask (OuterMask, Fusion.h): lane (i, j) is rows[i] && cols[j]
+};
+
+/// An outer mask's operands, and the block its lanes are spelled out into when not all active.
+struct OuterMaskData {
+  int rows = -1, cols = -1; ///< operand positions of the [M, 1] and [1, N] masks (-1: none)
+  int64_t m = 0, n = 0;
+  SlotId lanes = kNoSlot; ///< scratch, i1 [M, N]
+};
+
+/// The lanes of an outer mask, or null when every one is active: the usual case, a tile inside
+/// the matrix, costs a look at M + N mask bytes.
+const uint8_t *outerMaskLanes(Frame &f, const Instr &in, const OuterMaskData &d) {
+  const uint8_t *rows = d.rows >= 0 ? f.at<uint8_t>(in.operands[d.rows]) : nullptr;
+  const uint8_t *cols = d.cols >= 0 ? f.at<uint8_t>(in.operands[d.cols]) : nullptr;
+  auto allTrue = [](const uint8_t *v, int64_t k) {
+    return !v || std::all_of(v, v + k, [](uint8_t b) { return b != 0; });
+  };
+  if (allTrue(rows, d.m) && allTrue(cols, d.n))
+    return nullptr;
+  uint8_t *lanes = f.at<uint8_t>(d.lanes);
+  for (int64_t i = 0; i < d.m; ++i)
+    for (int64_t j = 0; j < d.n; ++j)
+      lanes[i * d.n + j] = uint8_t((rows ? rows[i] : 1) & (cols ? cols[j] : 1));
+  return lanes;
+}
+
+/// What a load or store instruction carries besides its operands.
+struct AccessData {
+  uint32_t startRuns = 0; ///< an advanced pointer's Frame::startRuns entry
+  OuterMaskData outer;    ///< with MaskKind::Outer
+  int other = -1;         ///< operand position of a load's `other` (-1: none)
+};
+
+/// The active lanes of an access: null when every lane is (MaskKind::None, or an outer mask
+/// that is all true); `at` is the position of a Lanes mask.
+template <MaskKind K> const uint8_t *activeLanes(Frame &f, const Instr &in, int at) {
+  if constexpr (K == MaskKind::Lanes)
+    return f.at<uint8_t>(in.operands[at]);
+  else if constexpr (K == MaskKind::Outer)
+    return outerMaskLanes(f, in, static_cast<const AccessData *>(in.data)->outer);
+  else
+    return nullptr;
+}
+
 /// Loads the lanes of `runs`, lane i from pointerOf(i) (other: the values of masked-off lanes).
 template <DType D, bool HasOther, class PointerOf>
 void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, PointerOf pointerOf,
@@ -185,15 +234,20 @@ template <DType D> bool readInPlace(Frame &f, const Instr &in, uint64_t lane0, i
   return false;
 }
 
-template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const Instr &in) {
+/// tt.load(ptr[, mask[, other]]); with MaskKind::Outer the operands are (ptr, its masks...,
+/// [other]) and AccessData says where each is.
+template <DType D, MaskKind K, bool HasOther> void loadKernel(Frame &f, const Instr &in) {
   const uint64_t *p = f.at<uint64_t>(in.operands[0]);
+  const int otherAt = K == MaskKind::Outer ? static_cast<const AccessData *>(in.data)->other : 2;
+  const Repr<D> *other = HasOther ? f.at<Repr<D>>(in.operands[otherAt]) : nullptr;
   int64_t n = in.n;
+  const uint8_t *mask = activeLanes<K>(f, in, 1);
   if (n == 1) {
     // A scalar (a row's parameter, a counter): nothing to gain from finding runs, and
     // finding them cost more than the load.
     Repr<D> *r = f.atHome<Repr<D>>(in.results[0]);
-    if (HasMask && !*f.at<uint8_t>(in.operands[1])) {
-      r[0] = HasOther ? *f.at<Repr<D>>(in.operands[2]) : Repr<D>(0);
+    if (mask && !mask[0]) {
+      r[0] = HasOther ? other[0] : Repr<D>(0);
       return;
     }
     if (const uint8_t *h = f.memory->translateForRead(p[0], uint32_t(byteSize(D))))
@@ -202,12 +256,11 @@ template <DType D, bool HasMask, bool HasOther> void loadKernel(Frame &f, const 
       reportAccessFault(f, in, p[0], uint32_t(byteSize(D)), 0, "load of");
     return;
   }
-  LaneRunCursor runs(f, p, HasMask ? f.at<uint8_t>(in.operands[1]) : nullptr, n, byteSize(D));
+  LaneRunCursor runs(f, p, mask, n, byteSize(D));
   if (runs.whole() && f.memory->immutable(p[0]) && readInPlace<D>(f, in, p[0], n))
     return;
   auto pointerOf = [p](int64_t i) { return p[i]; };
-  loadRuns<D, HasOther>(f, in, runs, pointerOf, HasOther ? f.at<Repr<D>>(in.operands[2]) : nullptr,
-                        f.atHome<Repr<D>>(in.results[0]), n);
+  loadRuns<D, HasOther>(f, in, runs, pointerOf, other, f.atHome<Repr<D>>(in.results[0]), n);
 }
 
 /// What the loads through an advanced pointer reuse for one entry into its loop: the run
@@ -240,17 +293,18 @@ void learnStartRuns(Frame &f, Frame::StartRuns &known, const uint64_t *start, in
 /// tagged::advance(start[i], added). The runs of `start` are found once per entry: adding one
 /// offset to every lane keeps a run consecutive unless its addresses wrap, and a wrapped run
 /// ends past every window, so its translation fails and its lanes go one by one.
-template <DType D, bool HasMask, bool HasOther> void advancedLoadKernel(Frame &f, const Instr &in) {
+template <DType D, MaskKind K, bool HasOther> void advancedLoadKernel(Frame &f, const Instr &in) {
   const uint64_t *start = f.at<uint64_t>(in.operands[0]);
   const uint64_t *counter = f.at<uint64_t>(in.operands[1]);
   const int64_t added = int64_t(counter[0]), n = in.n;
-  const uint32_t cache = *static_cast<const uint32_t *>(in.data);
+  const auto &data = *static_cast<const AccessData *>(in.data);
+  const uint32_t cache = data.startRuns;
   if (f.startRuns.size() <= cache)
     f.startRuns.resize(size_t(cache) + 1);
   Frame::StartRuns &known = f.startRuns[cache];
   if (known.loopEntry != counter[1])
     learnStartRuns<D>(f, known, start, n, counter[1]);
-  const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr;
+  const uint8_t *mask = activeLanes<K>(f, in, 2);
   LaneRunCursor runs(f, known.breaks.data(), mask, n);
   auto pointerOf = [start, added](int64_t i) { return tagged::advance(start[i], added); };
   if (runs.whole() && f.memory->immutable(pointerOf(0)) && readInPlace<D>(f, in, pointerOf(0), n))
@@ -278,8 +332,8 @@ template <DType D, bool HasMask, bool HasOther> void advancedLoadKernel(Frame &f
       return;
     }
   }
-  loadRuns<D, HasOther>(f, in, runs, pointerOf, HasOther ? f.at<Repr<D>>(in.operands[3]) : nullptr,
-                        r, n);
+  loadRuns<D, HasOther>(f, in, runs, pointerOf,
+                        HasOther ? f.at<Repr<D>>(in.operands[data.other]) : nullptr, r, n);
 }
 
 /// Stores n lanes of v to pointers p (mask: active lanes, or null for all).
@@ -326,9 +380,9 @@ void storeLanes(Frame &f, const Instr &in, const uint64_t *p, const Repr<D> *v, 
   }
 }
 
-template <DType D, bool HasMask> void storeKernel(Frame &f, const Instr &in) {
+template <DType D, MaskKind K> void storeKernel(Frame &f, const Instr &in) {
   storeLanes<D>(f, in, f.at<uint64_t>(in.operands[0]), f.at<Repr<D>>(in.operands[1]),
-                HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr, f.slot(in.operands[0]).numel);
+                activeLanes<K>(f, in, 2), f.slot(in.operands[0]).numel);
 }
 
 //===----------------------------------------------------------------------===//
@@ -583,6 +637,37 @@ std::optional<DType> pointeeDType(mlir::Type t) {
   return Lowerer::dtypeOf(pointee);
 }
 
+/// Calls fn(std::integral_constant<MaskKind, kind>()).
+template <class Fn> ExecFn visitMaskKind(MaskKind kind, Fn fn) {
+  switch (kind) {
+  case MaskKind::None:
+    return fn(std::integral_constant<MaskKind, MaskKind::None>());
+  case MaskKind::Lanes:
+    return fn(std::integral_constant<MaskKind, MaskKind::Lanes>());
+  case MaskKind::Outer:
+    return fn(std::integral_constant<MaskKind, MaskKind::Outer>());
+  }
+  return nullptr;
+}
+
+/// Appends an outer mask's rows and columns to `operands` and describes them in `d`, with a
+/// scratch block for its lanes.
+void useOuterMask(mlir::Operation *access, const OuterMask &outer, Lowerer &L,
+                  std::vector<SlotId> &operands, OuterMaskData &d) {
+  auto shape = Lowerer::shapeOf(access->getOperand(0).getType());
+  d.m = shape[0];
+  d.n = shape[1];
+  if (outer.rows) {
+    d.rows = int(operands.size());
+    operands.push_back(L.use(outer.rows));
+  }
+  if (outer.cols) {
+    d.cols = int(operands.size());
+    operands.push_back(L.use(outer.cols));
+  }
+  d.lanes = L.scratch(DType::I1, {d.m, d.n});
+}
+
 bool lowerLoad(mlir::Operation *op, Lowerer &L) {
   // A block pointer carries its own shape, strides and bounds.
   if (mlir::triton::isTensorPointerType(op->getOperand(0).getType()))
@@ -592,28 +677,42 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
     return L.error(op, "unsupported pointer operand");
   if (const ContiguousAccess *a = L.contiguousAccess(op))
     return lowerFusedAccess(op, *a, *d, L);
-  unsigned nOps = op->getNumOperands();
-  // tt.load(ptr, mask, other) -> (ptr[, counter of an advanced pointer], mask, other).
+  // tt.load(ptr, mask, other) -> (ptr[, counter of an advanced pointer], mask, other), the
+  // mask an outer mask's rows and columns where it is one.
   const Lowerer::AdvancedPointer *advanced = L.advancedPointer(op->getOperand(0));
   std::vector<SlotId> operands{L.use(op->getOperand(0))};
   if (advanced)
     operands.push_back(advanced->counter);
-  for (unsigned k = 1; k < nOps; ++k)
-    operands.push_back(L.use(op->getOperand(k)));
+  AccessData data;
+  if (advanced)
+    data.startRuns = advanced->startRuns;
+  const OuterMask *outer = L.outerMask(op);
+  MaskKind kind = op->getNumOperands() < 2 ? MaskKind::None
+                  : outer                  ? MaskKind::Outer
+                                           : MaskKind::Lanes;
+  if (outer)
+    useOuterMask(op, *outer, L, operands, data.outer);
+  else if (kind == MaskKind::Lanes)
+    operands.push_back(L.use(op->getOperand(1)));
+  bool hasOther = op->getNumOperands() > 2;
+  if (hasOther) {
+    data.other = int(operands.size());
+    operands.push_back(L.use(op->getOperand(2)));
+  }
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;
   ExecFn fn = visitAny(*d, [&](auto tag) -> ExecFn {
     constexpr DType D = decltype(tag)::value;
-    if (advanced)
-      return nOps > 2   ? &advancedLoadKernel<D, true, true>
-             : nOps > 1 ? &advancedLoadKernel<D, true, false>
-                        : &advancedLoadKernel<D, false, false>;
-    return nOps > 2   ? &loadKernel<D, true, true>
-           : nOps > 1 ? &loadKernel<D, true, false>
-                      : &loadKernel<D, false, false>;
+    auto pick = [&](auto k) -> ExecFn {
+      constexpr MaskKind K = decltype(k)::value;
+      if (advanced)
+        return hasOther ? &advancedLoadKernel<D, K, true> : &advancedLoadKernel<D, K, false>;
+      return hasOther ? &loadKernel<D, K, true> : &loadKernel<D, K, false>;
+    };
+    return visitMaskKind(kind, pick);
   });
-  L.emit(op, fn, operands, {r}, advanced ? L.keep(advanced->startRuns) : nullptr);
+  L.emit(op, fn, operands, {r}, L.keep(data));
   return true;
 }
 
@@ -625,15 +724,22 @@ bool lowerStore(mlir::Operation *op, Lowerer &L) {
     return L.error(op, "unsupported pointer operand");
   if (const ContiguousAccess *a = L.contiguousAccess(op))
     return lowerFusedAccess(op, *a, *d, L);
-  bool hasMask = op->getNumOperands() > 2;
   std::vector<SlotId> operands{L.use(op->getOperand(0)), L.use(op->getOperand(1))};
-  if (hasMask)
+  AccessData data;
+  const OuterMask *outer = L.outerMask(op);
+  MaskKind kind = op->getNumOperands() < 3 ? MaskKind::None
+                  : outer                  ? MaskKind::Outer
+                                           : MaskKind::Lanes;
+  if (outer)
+    useOuterMask(op, *outer, L, operands, data.outer);
+  else if (kind == MaskKind::Lanes)
     operands.push_back(L.use(op->getOperand(2)));
   ExecFn fn = visitAny(*d, [&](auto tag) -> ExecFn {
-    constexpr DType D = decltype(tag)::value;
-    return hasMask ? &storeKernel<D, true> : &storeKernel<D, false>;
+    return visitMaskKind(kind, [](auto k) -> ExecFn {
+      return &storeKernel<decltype(tag)::value, decltype(k)::value>;
+    });
   });
-  L.emit(op, fn, operands, {});
+  L.emit(op, fn, operands, {}, L.keep(data));
   return true;
 }
 

@@ -170,7 +170,8 @@ class _Binding:
         address, storage, nbytes = _storage(arg, name)
         self.pointers.append((address, storage, nbytes, name))
         self.pad_nan.append(pad_nan)
-        self.movable.append(self.exchange_pages and _movable(arg, nbytes))
+        self.movable.append(nbytes >= _EXCHANGE_MINIMUM and self.exchange_pages
+                            and _movable(arg, nbytes))
         self.tensors.append((name, arg))
 
     def bind(self, arg, name, ty):
@@ -237,8 +238,10 @@ class Launcher:
             launch_enter_hook(launch_metadata)
         # (storage address, storage bytes, name) of each reachable tensor.
         reachable = [(*_storage(t, name)[1:], name) for name, t in options.reachable]
-        movable = binding.movable + [options.exchange_pages and _movable(t, nbytes)
-                                     for (name, t), (_, nbytes, _) in zip(options.reachable, reachable)]
+        movable = binding.movable
+        if reachable:
+            movable = movable + [options.exchange_pages and _movable(t, nbytes)
+                                 for (_, t), (_, nbytes, _) in zip(options.reachable, reachable)]
         if options.record:
             from ._record import record_launch
             record_launch(options.record, self.name, ttir_of[function.hash], function.parameters,

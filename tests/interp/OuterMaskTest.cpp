@@ -18,6 +18,22 @@ using namespace ttinterp::test;
 
 namespace {
 
+/// Program p's tile: rows %rows2 (4p..4p+3, [4, 1]), columns %cols2 ([1, 8]), and %offs, the
+/// [4, 8] element offsets of rows `%ld` elements apart (needs %c4 = 4 and %ld).
+const char *kTile = R"(%pid = tt.get_program_id x : i32
+    %r0 = arith.muli %pid, %c4 : i32
+    %ri = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
+    %rs = tt.splat %r0 : i32 -> tensor<4xi32>
+    %rows = arith.addi %rs, %ri : tensor<4xi32>
+    %cols = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %rows2 = tt.expand_dims %rows {axis = 1 : i32} : tensor<4xi32> -> tensor<4x1xi32>
+    %cols2 = tt.expand_dims %cols {axis = 0 : i32} : tensor<8xi32> -> tensor<1x8xi32>
+    %lds = tt.splat %ld : i32 -> tensor<4x1xi32>
+    %rowoff = arith.muli %rows2, %lds : tensor<4x1xi32>
+    %ro = tt.broadcast %rowoff : tensor<4x1xi32> -> tensor<4x8xi32>
+    %co = tt.broadcast %cols2 : tensor<1x8xi32> -> tensor<4x8xi32>
+    %offs = arith.addi %ro, %co : tensor<4x8xi32>)";
+
 /// Program p copies the 4 x 8 tile of rows 4p..4p+3 of x (rows `ld` elements apart) to `out`
 /// (the same layout) under $STOREMASK, and the tile as loaded under $LOADMASK, `other` -7.0, to
 /// `dense` (rows of 8). $EXTRA is spliced in before the store (ops using the masks).
@@ -31,19 +47,7 @@ module {
     %c4 = arith.constant 4 : i32
     %c8 = arith.constant dense<8> : tensor<4x1xi32>
     %other = arith.constant dense<-7.000000e+00> : tensor<4x8xf32>
-    %pid = tt.get_program_id x : i32
-    %r0 = arith.muli %pid, %c4 : i32
-    %ri = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
-    %rs = tt.splat %r0 : i32 -> tensor<4xi32>
-    %rows = arith.addi %rs, %ri : tensor<4xi32>
-    %cols = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
-    %rows2 = tt.expand_dims %rows {axis = 1 : i32} : tensor<4xi32> -> tensor<4x1xi32>
-    %cols2 = tt.expand_dims %cols {axis = 0 : i32} : tensor<8xi32> -> tensor<1x8xi32>
-    %lds = tt.splat %ld : i32 -> tensor<4x1xi32>
-    %rowoff = arith.muli %rows2, %lds : tensor<4x1xi32>
-    %ro = tt.broadcast %rowoff : tensor<4x1xi32> -> tensor<4x8xi32>
-    %co = tt.broadcast %cols2 : tensor<1x8xi32> -> tensor<4x8xi32>
-    %offs = arith.addi %ro, %co : tensor<4x8xi32>
+    $TILE
     %Ms = tt.splat %M : i32 -> tensor<4x1xi32>
     %rm = arith.cmpi slt, %rows2, %Ms : tensor<4x1xi32>
     %Ns = tt.splat %N : i32 -> tensor<1x8xi32>
@@ -71,7 +75,8 @@ module {
   }
 }
 )",
-               {{"$LOADMASK", loadMask}, {"$STOREMASK", storeMask}, {"$EXTRA", extra}});
+               {{"$TILE", kTile}, {"$LOADMASK", loadMask}, {"$STOREMASK", storeMask},
+                {"$EXTRA", extra}});
 }
 
 // The spellings of a mask: both factors (either order), rows only, columns only.
@@ -205,7 +210,7 @@ TEST_CASE("an outer mask's andi and broadcasts are not run") {
 TEST_CASE("a tile loop's loads with outer masks (matmul's shape: K not a multiple of the tile)") {
   // Program p sums, over k, the 4 x 8 tiles x[4p + i, 8k + j] for j with 8k + j < K: the
   // loop's pointer advances by 8 columns per iteration (an advanced pointer).
-  const char *ttir = R"(
+  std::string ttir = subst(R"(
 module {
   tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>, %M: i32, %K: i32, %ld: i32) {
     %c0 = arith.constant 0 : i32
@@ -216,19 +221,7 @@ module {
     %step = arith.constant dense<8> : tensor<4x8xi32>
     %c8t = arith.constant dense<8> : tensor<4x1xi32>
     %zero = arith.constant dense<0.000000e+00> : tensor<4x8xf32>
-    %pid = tt.get_program_id x : i32
-    %r0 = arith.muli %pid, %c4 : i32
-    %ri = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
-    %rs = tt.splat %r0 : i32 -> tensor<4xi32>
-    %rows = arith.addi %rs, %ri : tensor<4xi32>
-    %cols = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
-    %rows2 = tt.expand_dims %rows {axis = 1 : i32} : tensor<4xi32> -> tensor<4x1xi32>
-    %cols2 = tt.expand_dims %cols {axis = 0 : i32} : tensor<8xi32> -> tensor<1x8xi32>
-    %lds = tt.splat %ld : i32 -> tensor<4x1xi32>
-    %rowoff = arith.muli %rows2, %lds : tensor<4x1xi32>
-    %ro = tt.broadcast %rowoff : tensor<4x1xi32> -> tensor<4x8xi32>
-    %co = tt.broadcast %cols2 : tensor<1x8xi32> -> tensor<4x8xi32>
-    %offs = arith.addi %ro, %co : tensor<4x8xi32>
+    $TILE
     %xb = tt.splat %x : !tt.ptr<f32> -> tensor<4x8x!tt.ptr<f32>>
     %xp = tt.addptr %xb, %offs : tensor<4x8x!tt.ptr<f32>>, tensor<4x8xi32>
     %Ms = tt.splat %M : i32 -> tensor<4x1xi32>
@@ -257,7 +250,8 @@ module {
     tt.return
   }
 }
-)";
+)",
+                           {{"$TILE", kTile}});
   LoadedKernel k = loadKernel(ttir);
   REQUIRE_MESSAGE(k.kernel, k.error);
   const int64_t rows = 8, ld = 21;

@@ -650,22 +650,30 @@ template <class Fn> ExecFn visitMaskKind(MaskKind kind, Fn fn) {
   return nullptr;
 }
 
-/// Appends an outer mask's rows and columns to `operands` and describes them in `d`, with a
-/// scratch block for its lanes.
-void useOuterMask(mlir::Operation *access, const OuterMask &outer, Lowerer &L,
-                  std::vector<SlotId> &operands, OuterMaskData &d) {
+/// Appends the mask of `access` (operand `at`, if it has one) to `operands`: as it is, or an
+/// outer mask's rows and columns, described in d.outer with a scratch block for its lanes.
+MaskKind useMask(mlir::Operation *access, unsigned at, Lowerer &L, std::vector<SlotId> &operands,
+                 AccessData &d) {
+  if (access->getNumOperands() <= at)
+    return MaskKind::None;
+  const OuterMask *outer = L.outerMask(access);
+  if (!outer) {
+    operands.push_back(L.use(access->getOperand(at)));
+    return MaskKind::Lanes;
+  }
   auto shape = Lowerer::shapeOf(access->getOperand(0).getType());
-  d.m = shape[0];
-  d.n = shape[1];
-  if (outer.rows) {
-    d.rows = int(operands.size());
-    operands.push_back(L.use(outer.rows));
+  d.outer.m = shape[0];
+  d.outer.n = shape[1];
+  if (outer->rows) {
+    d.outer.rows = int(operands.size());
+    operands.push_back(L.use(outer->rows));
   }
-  if (outer.cols) {
-    d.cols = int(operands.size());
-    operands.push_back(L.use(outer.cols));
+  if (outer->cols) {
+    d.outer.cols = int(operands.size());
+    operands.push_back(L.use(outer->cols));
   }
-  d.lanes = L.scratch(DType::I1, {d.m, d.n});
+  d.outer.lanes = L.scratch(DType::I1, {d.outer.m, d.outer.n});
+  return MaskKind::Outer;
 }
 
 bool lowerLoad(mlir::Operation *op, Lowerer &L) {
@@ -686,14 +694,7 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
   AccessData data;
   if (advanced)
     data.startRuns = advanced->startRuns;
-  const OuterMask *outer = L.outerMask(op);
-  MaskKind kind = op->getNumOperands() < 2 ? MaskKind::None
-                  : outer                  ? MaskKind::Outer
-                                           : MaskKind::Lanes;
-  if (outer)
-    useOuterMask(op, *outer, L, operands, data.outer);
-  else if (kind == MaskKind::Lanes)
-    operands.push_back(L.use(op->getOperand(1)));
+  MaskKind kind = useMask(op, 1, L, operands, data);
   bool hasOther = op->getNumOperands() > 2;
   if (hasOther) {
     data.other = int(operands.size());
@@ -726,14 +727,7 @@ bool lowerStore(mlir::Operation *op, Lowerer &L) {
     return lowerFusedAccess(op, *a, *d, L);
   std::vector<SlotId> operands{L.use(op->getOperand(0)), L.use(op->getOperand(1))};
   AccessData data;
-  const OuterMask *outer = L.outerMask(op);
-  MaskKind kind = op->getNumOperands() < 3 ? MaskKind::None
-                  : outer                  ? MaskKind::Outer
-                                           : MaskKind::Lanes;
-  if (outer)
-    useOuterMask(op, *outer, L, operands, data.outer);
-  else if (kind == MaskKind::Lanes)
-    operands.push_back(L.use(op->getOperand(2)));
+  MaskKind kind = useMask(op, 2, L, operands, data);
   ExecFn fn = visitAny(*d, [&](auto tag) -> ExecFn {
     return visitMaskKind(kind, [](auto k) -> ExecFn {
       return &storeKernel<decltype(tag)::value, decltype(k)::value>;

@@ -41,35 +41,46 @@ void innerBoundaries(const std::vector<MappingSpan> &spans, uint64_t base, uint6
       out.push_back(m.hi - base);
 }
 
-/// One piece of an exchange, inside one mapping on each side. See exchangePages.
-bool exchangePiece(uint8_t *caller, uint8_t *shadow, size_t size) {
-  // The spare range sits at the caller's offset within 2 MiB, so that huge pages on either
-  // side move as one page-table entry each instead of being split into 512.
-  constexpr size_t kHuge = size_t(2) << 20;
-  const size_t reserved = size + kHuge;
-  void *reservation =
-      mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (reservation == MAP_FAILED)
-    return false;
-  auto *lowest = static_cast<uint8_t *>(reservation);
-  uint8_t *spare = lowest + ((reinterpret_cast<uintptr_t>(caller) -
-                              reinterpret_cast<uintptr_t>(lowest)) & (kHuge - 1));
-  // The reservation's bytes on either side of the spare range stay ours to unmap; the spare
-  // range itself is unmapped by the last move, and by then another thread's mmap may use it.
-  auto releaseSlack = [&] {
-    if (spare > lowest)
-      munmap(lowest, size_t(spare - lowest));
-    if (spare + size < lowest + reserved)
-      munmap(spare + size, size_t(lowest + reserved - (spare + size)));
-  };
+/// Where an exchange parks the caller's old pages on their way to the shadow: a reserved range
+/// at the caller's offset within 2 MiB, so that huge pages on either side move as one page-table
+/// entry each instead of being split into 512. Each piece's part of it is unmapped by the piece's
+/// last move (and may then be taken by another thread's mmap); what no piece used is released.
+class SpareRange {
+public:
+  SpareRange(uint64_t caller, size_t size) : size_(size) {
+    constexpr size_t kHuge = size_t(2) << 20;
+    const size_t reserved = size + kHuge;
+    void *m = mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+      return;
+    auto *lowest = static_cast<uint8_t *>(m);
+    base_ = lowest + ((caller - reinterpret_cast<uintptr_t>(lowest)) & (kHuge - 1));
+    if (base_ > lowest)
+      munmap(lowest, size_t(base_ - lowest));
+    if (base_ + size < lowest + reserved)
+      munmap(base_ + size, size_t(lowest + reserved - (base_ + size)));
+  }
+  bool reserved() const { return base_ != nullptr; }
+  uint8_t *at(size_t offset) const { return base_ + offset; }
+  /// Releases [offset, size) of the reservation, which no piece moved through.
+  void releaseFrom(size_t offset) const {
+    if (offset < size_)
+      munmap(base_ + offset, size_ - offset);
+  }
+
+private:
+  uint8_t *base_ = nullptr;
+  size_t size_;
+};
+
+/// One piece of an exchange, inside one mapping on each side, parking the caller's old pages
+/// at `spare` (its own part of a SpareRange). False when nothing moved.
+bool exchangePiece(uint8_t *caller, uint8_t *shadow, uint8_t *spare, size_t size) {
   // 1. The caller's pages go to the spare range. The caller's range stays mapped, empty, so
   // nothing else can be mapped there meanwhile (an unmapped gap could be taken by another
   // thread's mmap, which the next move would then replace).
-  if (mremap(caller, size, size, MREMAP_MAYMOVE | MREMAP_FIXED | kDontUnmap, spare) == MAP_FAILED) {
-    munmap(reservation, reserved);
+  if (mremap(caller, size, size, MREMAP_MAYMOVE | MREMAP_FIXED | kDontUnmap, spare) == MAP_FAILED)
     return false;
-  }
-  releaseSlack();
   // 2. The shadow's pages go to the caller's range, whose old bytes are dead: every one is
   // being written back. If they cannot, the write-back copies into the empty range instead.
   if (mremap(shadow, size, size, MREMAP_MAYMOVE | MREMAP_FIXED | kDontUnmap, caller) ==
@@ -122,10 +133,13 @@ bool exchangePages(uint64_t caller, uint8_t *shadow, size_t size) {
     budget.fetch_add(reserved);
     return false;
   }
+  SpareRange spare(caller, size);
   uint64_t from = 0;
   for (uint64_t to : cuts) {
     auto *callerPiece = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(caller + from));
-    if (!exchangePiece(callerPiece, shadow + from, to - from)) {
+    if (!spare.reserved() || !exchangePiece(callerPiece, shadow + from, spare.at(from), to - from)) {
+      if (spare.reserved())
+        spare.releaseFrom(from);
       if (from == 0) {
         budget.fetch_add(reserved);
         return false; // nothing changed

@@ -5,6 +5,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -20,14 +21,15 @@ constexpr size_t kHugePage = size_t(2) << 20;
 /// Bytes of the mapping behind a block of this capacity (whole huge pages).
 size_t mappedBytes(size_t capacity) { return (capacity + kHugePage - 1) & ~(kHugePage - 1); }
 
-/// A private anonymous mapping of whole, aligned huge pages, faulted in at once in transparent
-/// huge pages where the kernel gives them: a 64 MB shadow then takes 32 page faults, not 16,384
-/// (fresh-memory faults were the largest single cost of a big launch from the CLI), all in one
-/// call. Our own mapping, not the allocator's: advice given to memory malloc returned could land
-/// on the heap, whose flag the heap keeps as it grows, and change how the whole host process
-/// (torch, say) gets its pages. None is left on it either (populateWithHugePages), since its
-/// pages may become a caller's by exchange (PageExchange.h), mapping and all.
-uint8_t *mapHugePages(size_t bytes) {
+/// A private anonymous mapping of whole, aligned huge pages, whose first `used` bytes (the
+/// request, not the size class's slack) are faulted in at once in transparent huge pages where
+/// the kernel gives them: a 64 MB shadow then takes 32 page faults, not 16,384 (fresh-memory
+/// faults were the largest single cost of a big launch from the CLI), all in one call. Our own
+/// mapping, not the allocator's: advice given to memory malloc returned could land on the heap,
+/// whose flag the heap keeps as it grows, and change how the whole host process (torch, say)
+/// gets its pages. None is left on it either (populateWithHugePages), since its pages may become
+/// a caller's by exchange (PageExchange.h), mapping and all.
+uint8_t *mapHugePages(size_t bytes, size_t used) {
   size_t span = bytes + kHugePage;
   void *m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED)
@@ -38,7 +40,7 @@ uint8_t *mapHugePages(size_t bytes) {
     munmap(m, aligned - base);
   if (uintptr_t end = aligned + bytes; end < base + span)
     munmap(reinterpret_cast<void *>(end), base + span - end);
-  populateWithHugePages(aligned, aligned + bytes);
+  populateWithHugePages(aligned, aligned + std::min(bytes, mappedBytes(used)));
   return reinterpret_cast<uint8_t *>(aligned);
 }
 
@@ -109,7 +111,7 @@ HostBlock acquireHostBlock(size_t bytes) {
       return HostBlock(p, HostBlockReturn{capacity});
     }
   }
-  void *p = capacity >= kHugePage ? mapHugePages(mappedBytes(capacity))
+  void *p = capacity >= kHugePage ? mapHugePages(mappedBytes(capacity), bytes)
                                    : std::aligned_alloc(64, capacity);
   if (!p)
     throw std::bad_alloc();

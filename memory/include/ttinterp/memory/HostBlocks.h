@@ -22,7 +22,7 @@ struct HostBlockReturn {
 using HostBlock = std::unique_ptr<uint8_t[], HostBlockReturn>;
 
 /// A block of at least `bytes` bytes (64-byte aligned; from 2 MiB on, on a 2 MiB boundary, a
-/// mapping of its own and already in memory); contents unspecified.
+/// mapping of its own, its first `bytes` already in memory when it is new); contents unspecified.
 HostBlock acquireHostBlock(size_t bytes);
 
 /// Bytes the pool may keep for reuse (default 4 GiB); 0 frees everything now.

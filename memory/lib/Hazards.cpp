@@ -18,7 +18,6 @@ std::string_view name(HazardKind k) {
 }
 
 namespace {
-constexpr int32_t kNobody = -1;
 
 /// Splits the range containing `at` (if any) so that a range starts at `at`.
 template <class V> void splitAt(std::map<uint64_t, V> &map, uint64_t at) {

@@ -25,6 +25,9 @@ constexpr int64_t kTreeLanes = 32;
 /// Calls step(width) for the butterfly's widths in order, each an integral_constant (so a
 /// step's loop over its lanes has a constant trip count and vectorises); stops at the first
 /// step that returns false, and returns whether all returned true.
+// The step lambdas passed here are always_inline too: left to GCC, they became out-of-line
+// clones compiled for the baseline ISA and called from each ISA's row reduction, which made
+// the tutorial's layer norm 1.2x slower on Zen 3 (docs/performance.md, fifteenth round).
 template <class Step> __attribute__((always_inline)) inline bool butterflyWidths(Step &&step) {
   static_assert(kTreeLanes == 32, "the widths below are 16, 8, 4, 2, 1 for 32 lanes");
   return step(std::integral_constant<int64_t, 16>()) &&
@@ -42,7 +45,7 @@ __attribute__((always_inline)) inline bool butterfly(int64_t present, Combine &&
     // The same steps with every lane present, each spelled with its width a constant: where
     // combine is a plain op (a row reduction's), a step's combines are independent and
     // compile to one vector op of its width instead of dependent scalar ones through memory.
-    return butterflyWidths([&](auto width) {
+    return butterflyWidths([&](auto width) __attribute__((always_inline)) {
       for (int64_t l = 0; l < width(); ++l)
         if (!combine(l, l + width()))
           return false;
@@ -141,7 +144,7 @@ __attribute__((always_inline)) inline Repr<D> treeReduceRow(const Repr<D> *src, 
       // lane is present, which is the same tree and vectorises. The absent lanes hold
       // zeros, combined and then discarded: float ops on any value are harmless.
       std::fill(lanes + present, lanes + kTreeLanes, T(0));
-      butterflyWidths([&](auto width) {
+      butterflyWidths([&](auto width) __attribute__((always_inline)) {
         T combined[width()];
         for (int64_t l = 0; l < width(); ++l)
           combined[l] = combineOp<D, Fn>(lanes[l], lanes[l + width()]);
@@ -158,7 +161,7 @@ __attribute__((always_inline)) inline Repr<D> treeReduceRow(const Repr<D> *src, 
       lanes[l] = combineOp<D, Fn>(lanes[l], src[k + l]);
   for (int64_t l = 0; k + l < length; ++l)
     lanes[l] = combineOp<D, Fn>(lanes[l], src[k + l]);
-  butterfly(present, [&](int64_t a, int64_t b) {
+  butterfly(present, [&](int64_t a, int64_t b) __attribute__((always_inline)) {
     lanes[a] = combineOp<D, Fn>(lanes[a], lanes[b]);
     return true;
   });

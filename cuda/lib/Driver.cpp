@@ -21,10 +21,12 @@
 
 namespace ttinterp::cuda {
 
+#if !TTINTERP_CUDA_ENABLED
 namespace {
 constexpr const char *kNoCudaSupport =
     "ttinterp was built without CUDA support (cuda.h was not found at build time)";
 } // namespace
+#endif
 
 std::string formatDriverError(std::string_view call, int code, const char *name,
                               const char *description) {

@@ -134,12 +134,15 @@ bool exchangePages(uint64_t caller, uint8_t *shadow, size_t size) {
     return false;
   }
   SpareRange spare(caller, size);
+  if (!spare.reserved()) {
+    budget.fetch_add(reserved);
+    return false;
+  }
   uint64_t from = 0;
   for (uint64_t to : cuts) {
     auto *callerPiece = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(caller + from));
-    if (!spare.reserved() || !exchangePiece(callerPiece, shadow + from, spare.at(from), to - from)) {
-      if (spare.reserved())
-        spare.releaseFrom(from);
+    if (!exchangePiece(callerPiece, shadow + from, spare.at(from), to - from)) {
+      spare.releaseFrom(from);
       if (from == 0) {
         budget.fetch_add(reserved);
         return false; // nothing changed

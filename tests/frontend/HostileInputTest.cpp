@@ -66,7 +66,13 @@ template <typename F> void onStackOf(size_t bytes, F body) {
   pthread_attr_destroy(&attr);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+// GCC says ASan is on with __SANITIZE_ADDRESS__, clang 14 only through __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TTINTERP_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(TTINTERP_TEST_ASAN)
 // Sanitized frames are several times larger.
 constexpr size_t kSmallStack = 8u << 20;
 #else

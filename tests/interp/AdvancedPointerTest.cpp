@@ -76,8 +76,10 @@ module {
 }
 )");
   REQUIRE_MESSAGE(k.kernel, k.error);
-  for (auto [K, stride, programs, threads] :
+  for (const std::array<int, 4> &c :
        {std::array<int, 4>{21, 21, 1, 1}, {16, 19, 2, 2}, {5, 8, 3, 2}, {40, 45, 2, 1}}) {
+    // Named, not structured bindings: CAPTURE and INFO capture them, which clang 14 refuses.
+    const int K = c[0], stride = c[1], programs = c[2], threads = c[3];
     CAPTURE(K);
     CAPTURE(stride);
     CAPTURE(programs);

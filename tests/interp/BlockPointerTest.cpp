@@ -459,7 +459,9 @@ TEST_CASE("descriptor reductions combine in place and drop out-of-range elements
       {"dec", {3, 3, 6, 1, 9, 1}}, // old == 0 || old > v (unsigned) ? v : old - 1
       {"and", {1, 1, 1, 0, 10, 2}}, {"or", {7, -1, 15, 1, -5, 2}}, {"xor", {6, -2, 14, 1, -15, 0}},
   };
-  for (const auto &[kind, expected] : cases) {
+  for (const auto &entry : cases) {
+    const auto &kind = entry.first; // named: INFO cannot capture a structured binding (clang 14)
+    const auto &expected = entry.second;
     INFO(kind);
     CHECK(runReduce(reduceKernel("i32", kind, src), m, DType::I32) == expected);
   }
@@ -650,7 +652,9 @@ void runFixtureSpec(const std::string &dir, const std::string &specName,
   LaunchResult r = launch(*k.kernel, pointers, args, grid, threads);
   REQUIRE(r.error.empty());
   REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
-  for (const auto &[name, data] : buffers) {
+  for (const auto &entry : buffers) {
+    const auto &name = entry.first; // named: INFO cannot capture a structured binding (clang 14)
+    const auto &data = entry.second;
     INFO(specName << ": buffer " << name);
     std::vector<int64_t> shape;
     std::vector<float> expected = readF32Npy(dir + "/" + expectedDir + "/" + name + ".npy", shape);

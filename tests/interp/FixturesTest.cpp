@@ -93,7 +93,10 @@ TEST_CASE("atomics fixture: racing histograms, old values, exchange and a CAS lo
   SpecRun two = runSpec(dir, "spec.json", 2, init);
   REQUIRE_FALSE(one.fault);
   REQUIRE_FALSE(two.fault);
-  for (const auto &[buffer, data] : one.buffers) {
+  for (const auto &entry : one.buffers) {
+    // Named: CHECK_MESSAGE cannot capture a structured binding (clang 14).
+    const auto &buffer = entry.first;
+    const auto &data = entry.second;
     checkExact(data, expected(dir, "expected", buffer, data.dtype), "1 thread: " + buffer);
     // Every result is order-independent: two threads must give the same bytes.
     CHECK_MESSAGE(two.buffers.at(buffer).bytes == data.bytes, "2 threads: " << buffer);

@@ -26,8 +26,11 @@ LoadedKernel spinKernel(const std::string &name) {
 TEST_CASE("decoupled look-back gives the prefix sum in every program order") {
   LoadedKernel k = spinKernel("lookback_cumsum");
   const int programs = 16, block = 8, n = programs * block;
-  for (auto [order, seed] : {std::pair{Order::Forward, 0}, {Order::Reverse, 0},
-                             {Order::Shuffled, 1}, {Order::Shuffled, 7}}) {
+  for (const auto &run : {std::pair{Order::Forward, 0}, {Order::Reverse, 0},
+                          {Order::Shuffled, 1}, {Order::Shuffled, 7}}) {
+    // Named, not structured bindings: CAPTURE cannot capture those (clang 14).
+    const Order order = run.first;
+    const int seed = run.second;
     CAPTURE(int(order));
     CAPTURE(seed);
     std::vector<int32_t> x(n), out(n, -1), flags(programs, 0), carry(programs, 0);

@@ -330,7 +330,9 @@ module {
       {"arith.subf", [](float a, float b) { return a - b; }},
       {"arith.mulf", [](float a, float b) { return a * b; }},
       {"arith.divf", [](float a, float b) { return a / b; }}};
-  for (const auto &[op, f] : ops) {
+  for (const auto &entry : ops) {
+    const auto &op = entry.first; // named: INFO cannot capture a structured binding (clang 14)
+    const auto &f = entry.second;
     INFO(op);
     CHECK(bits(runOp(op, "%v", "%w")) == bits(expect(f, 0)));
     CHECK(bits(runOp(op, "%ss", "%v")) == bits(expect(f, 1)));

@@ -370,7 +370,10 @@ TEST_CASE("NpyReader: streams exactly what readNpy reads, into the caller's memo
       {"i32_2x3.npy", DType::I32}, {"f16.npy", DType::F16},       {"bool.npy", DType::I1},
       {"bf16_bits.npy", DType::BF16}, {"i8.npy", DType::F8E5M2},  {"f32_scalar.npy", DType::F32},
       {"f32_empty.npy", DType::F32}, {"i64_3.npy", DType::I64},   {"f64_v2.npy", DType::F64}};
-  for (const auto &[file, dtype] : files) {
+  for (const auto &entry : files) {
+    // Named, not a structured binding: INFO captures it, which clang 14's C++17 does not allow.
+    const char *file = entry.first;
+    DType dtype = entry.second;
     INFO(file);
     NpyArray whole = mustRead(file, dtype);
     Streamed s = stream(dataPath(file), dtype);

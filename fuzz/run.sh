@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/) into build-fuzz with clang and ASan+UBSan, then runs each
-# for a fixed time on a copy of its seed corpus; fails (exit 1) on any finding.
+# Builds the libFuzzer targets (fuzz/) in the sanitized tree (build-asan: clang, ASan + UBSan, the
+# tree `scripts/test.sh --sanitize` tests), then runs each for a fixed time on a copy of its seed
+# corpus; fails (exit 1) on any finding.
 # Usage: fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]   (default 20 s; targets: ttir spec npy views)
-# Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (build parallelism, default nproc).
+# Environment: FUZZ_BUILD_DIR (default build-asan), FUZZ_JOBS (build parallelism, default nproc).
 # A long campaign is the same command with more seconds; see docs/reliability.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,30 +11,16 @@ seconds=${1:-20}
 shift || true
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(ttir spec npy views)
-build_dir=${FUZZ_BUILD_DIR:-$root/build-fuzz}
-
-"$root/scripts/setup.sh"
-# Debian's clang 14 with its runtime libraries (libFuzzer, ASan, UBSan).
-missing=()
-for p in clang libclang-rt-14-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [[ ${#missing[@]} -gt 0 ]]; then
-  echo "fuzz: installing ${missing[*]}" >&2
-  sudo=""
-  [[ $(id -u) -eq 0 ]] || sudo="sudo"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-fi
+build_dir=${FUZZ_BUILD_DIR:-$root/build-asan}
 
 SECONDS=0
-if [[ ! -f $build_dir/build.ninja ]]; then
-  CC=clang CXX=clang++ cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DTTINTERP_FUZZ=ON -DTTINTERP_BUILD_TESTS=OFF \
-    -DTTINTERP_BUILD_BENCH=OFF >/dev/null
+if [[ -f $build_dir/build.ninja ]]; then
+  # An existing tree keeps its configuration (CI's sanitized test run made it with -Werror).
+  cmake --build "$build_dir" --target fuzz -j "${FUZZ_JOBS:-$(nproc)}"
+else
+  BUILD_JOBS=${FUZZ_JOBS:-$(nproc)} "$root/scripts/build.sh" --sanitize --build-dir "$build_dir" \
+    --target fuzz
 fi
-cmake --build "$build_dir" --target fuzz -j "${FUZZ_JOBS:-$(nproc)}"
 echo "fuzz: build took ${SECONDS}s"
 
 # Leaks count as findings; a sanitizer report ends the run with a stack trace.

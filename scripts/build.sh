@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Installs what is missing, then configures and builds ttinterp into a build directory.
-# Usage: scripts/build.sh [--sanitize] [--werror] [--python] [--build-dir DIR]
-#   --python  also the Python package's native module (build/python), with .venv set up by
-#             scripts/setup-python.sh (Triton, torch, nanobind from PyPI)
+# Usage: scripts/build.sh [--sanitize] [--werror] [--python] [--build-dir DIR] [--target NAME]
+#   --sanitize  clang with ASan + UBSan into build-asan: the C++ suites and the libFuzzer targets
+#               (fuzz/) from one tree, so CI builds the sanitized code once for both
+#   --python    also the Python package's native module (build/python), with .venv set up by
+#               scripts/setup-python.sh (Triton, torch, nanobind from PyPI)
+#   --target    build only that target (default: all)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-sanitize=OFF werror=OFF python=OFF build_dir=""
+sanitize=OFF werror=OFF python=OFF build_dir="" target=all
 while [[ $# -gt 0 ]]; do
   case $1 in
     --sanitize) sanitize=ON ;;
     --werror) werror=ON ;;
     --python) python=ON ;;
     --build-dir) build_dir=$2; shift ;;
+    --target) target=$2; shift ;;
     *) echo "build.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -22,7 +26,15 @@ if [[ -z $build_dir ]]; then
   [[ $sanitize == ON ]] && build_dir=$root/build-asan
 fi
 
-"$root/scripts/setup.sh"
+compiler=()
+if [[ $sanitize == ON ]]; then
+  "$root/scripts/setup.sh" --clang
+  # libFuzzer needs clang. TTINTERP_FUZZ implies the sanitizers and adds libFuzzer's coverage
+  # hooks, which the suites' executables leave unused (ASan's runtime answers them).
+  compiler=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTTINTERP_FUZZ=ON)
+else
+  "$root/scripts/setup.sh"
+fi
 python_args=(-DTTINTERP_PYTHON=$python)
 if [[ $python == ON ]]; then
   "$root/scripts/setup-python.sh"
@@ -34,6 +46,6 @@ build_type=Release
 # (-g1) are all a sanitizer report needs: full debug info made each object a third slower to build.
 [[ $sanitize == ON ]] && build_type=RelWithDebInfo
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=$build_type \
-  -DTTINTERP_SANITIZE=$sanitize -DTTINTERP_WERROR=$werror "${python_args[@]}" \
+  -DTTINTERP_SANITIZE=$sanitize -DTTINTERP_WERROR=$werror "${python_args[@]}" "${compiler[@]}" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DTTINTERP_BUILD_BENCH=$([[ $sanitize == ON ]] && echo OFF || echo ON) >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+cmake --build "$build_dir" --target "$target" -j "${BUILD_JOBS:-$(nproc)}"

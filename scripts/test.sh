@@ -2,8 +2,9 @@
 # Installs what is missing, builds ttinterp and runs the whole test suite: the C++ suites (ctest)
 # and the Python package's (pytest, against the build tree).
 # Usage: scripts/test.sh [--sanitize] [--werror]
-#   --sanitize  ASan + UBSan build of the C++ suites only (the Python module would need the
-#               sanitizer runtimes preloaded into Python)
+#   --sanitize  clang's ASan + UBSan build (build-asan, which also holds the fuzz targets) of the
+#               C++ suites only (the Python module would need the sanitizer runtimes preloaded into
+#               Python)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$root/build

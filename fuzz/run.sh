@@ -14,7 +14,8 @@ targets=("$@")
 build_dir=${FUZZ_BUILD_DIR:-$root/build-asan}
 
 SECONDS=0
-if [[ -f $build_dir/build.ninja ]]; then
+if [[ -f $build_dir/build.ninja ]] &&
+  grep -q '^TTINTERP_FUZZ:BOOL=ON$' "$build_dir/CMakeCache.txt" 2>/dev/null; then
   # An existing tree keeps its configuration (CI's sanitized test run made it with -Werror).
   cmake --build "$build_dir" --target fuzz -j "${FUZZ_JOBS:-$(nproc)}"
 else

@@ -32,6 +32,13 @@ if [[ $sanitize == ON ]]; then
   # libFuzzer needs clang. TTINTERP_FUZZ implies the sanitizers and adds libFuzzer's coverage
   # hooks, which the suites' executables leave unused (ASan's runtime answers them).
   compiler=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTTINTERP_FUZZ=ON)
+  # A tree configured with GCC (the sanitized build was GCC's before) cannot switch compilers in
+  # place: CMake's generate step fails once. Such a tree is configured afresh.
+  cache=$build_dir/CMakeCache.txt
+  if [[ -f $cache ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++$' "$cache"; then
+    echo "build.sh: $build_dir was configured with another compiler; configuring it afresh" >&2
+    rm -rf "$cache" "$build_dir/CMakeFiles"
+  fi
 else
   "$root/scripts/setup.sh"
 fi

@@ -6,6 +6,7 @@
 #   --python    also the Python package's native module (build/python), with .venv set up by
 #               scripts/setup-python.sh (Triton, torch, nanobind from PyPI)
 #   --target    build only that target (default: all)
+# Environment: BUILD_JOBS (build parallelism, default nproc; fuzz/run.sh passes its FUZZ_JOBS).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 

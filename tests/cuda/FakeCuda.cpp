@@ -88,9 +88,9 @@ struct ErrorText {
   const char *name;
   const char *text;
 };
-/// The code as the int the C ABI passes: a real driver is asked about codes outside CUresult's
-/// enumerators (tests hand it 9999), and reading such a value as the enum is what clang's UBSan
-/// reports (-fsanitize=enum); the bits are read instead.
+/// The code as the int the C ABI passes: ttinterp asks the driver to name any code a call
+/// returned, including ones outside CUresult's enumerators (DriverTest's 9999), and reading such
+/// a value as the enum is what clang's UBSan reports (-fsanitize=enum); the bits are read instead.
 int codeBits(const CUresult &code) {
   int bits;
   std::memcpy(&bits, &code, sizeof bits);

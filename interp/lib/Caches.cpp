@@ -35,15 +35,30 @@ PlanCache::Result PlanCache::get(const std::string &kernelHash, const std::vecto
   std::sort(donors.begin(), donors.end());
   donors.erase(std::unique(donors.begin(), donors.end()), donors.end());
   AliasPattern aliasing = analyzeAliasing(views);
+  // Looked up by a binary key holding exactly the canonical text's fields (a cached launch
+  // builds no text and hashes nothing); the text and its digest are made for a new plan.
+  std::string lookup;
+  auto appendRaw = [&lookup](auto value) {
+    lookup.append(reinterpret_cast<const char *>(&value), sizeof value);
+  };
+  appendRaw(uint64_t(kernelHash.size()));
+  lookup += kernelHash;
+  aliasing.appendKey(lookup);
+  appendRaw(uint64_t(donors.size()));
+  for (uint32_t d : donors)
+    appendRaw(d);
+  appendRaw(uint8_t(options.bounds == BoundsMode::Region));
+  appendRaw(uint8_t(options.inPlace));
+  appendRaw(uint8_t(options.hazards));
+  appendRaw(options.threads);
+  auto it = plans_.find(lookup);
+  if (it != plans_.end())
+    return {it->second, true};
   std::string canonical = fmt::format(
       "kernel {}\n{}donors {}\nbounds {}\nin_place {}\nhazards {}\nthreads {}\n", kernelHash,
       aliasing.canonical(), fmt::join(donors, " "),
       options.bounds == BoundsMode::Region ? "region" : "arg", options.inPlace, options.hazards,
       options.threads);
-  // Looked up by the canonical text itself: exact, and a cached launch need not hash it.
-  auto it = plans_.find(canonical);
-  if (it != plans_.end())
-    return {it->second, true};
   auto plan = std::make_shared<LaunchPlan>();
   llvm::SHA256 sha;
   sha.update(llvm::StringRef(canonical));
@@ -57,7 +72,7 @@ PlanCache::Result PlanCache::get(const std::string &kernelHash, const std::vecto
   plan->donors = std::move(donors);
   plan->options = options;
   plan->serial = options.threads <= 1 || options.hazards;
-  plans_.emplace(plan->canonical, plan);
+  plans_.emplace(std::move(lookup), plan);
   return {plan, false};
 }
 

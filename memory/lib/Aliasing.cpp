@@ -67,6 +67,25 @@ bool AliasPattern::hasPartialOverlap() const {
   return false;
 }
 
+namespace {
+template <class T> void appendRaw(std::string &out, T value) {
+  out.append(reinterpret_cast<const char *>(&value), sizeof value);
+}
+} // namespace
+
+void AliasPattern::appendKey(std::string &out) const {
+  // The argument count fixes how many fields follow (n regions and offsets, n(n-1)/2 pair
+  // classes), so the encoding is injective, as the text is.
+  appendRaw(out, uint64_t(region.size()));
+  for (size_t i = 0; i < region.size(); ++i) {
+    appendRaw(out, region[i]);
+    appendRaw(out, offset[i]);
+  }
+  for (const auto &row : classes)
+    for (OverlapClass c : row)
+      appendRaw(out, uint8_t(c));
+}
+
 std::string AliasPattern::canonical() const {
   std::string s;
   for (size_t i = 0; i < region.size(); ++i)

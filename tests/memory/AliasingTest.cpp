@@ -56,3 +56,36 @@ TEST_CASE("alias pattern: canonical text depends on the pattern, not the address
   CHECK(a.canonical() == b.canonical());
   CHECK(a.canonical() != c.canonical());
 }
+
+TEST_CASE("alias pattern: the binary key tells patterns apart exactly as the canonical text does") {
+  // A plan cache looks plans up by appendKey (PlanCache::get): two launches may share a plan
+  // only if their canonical texts are equal, and must when they are.
+  std::vector<AliasPattern> patterns = {
+      analyzeAliasing({f32(0x1000, {8}, {1}), f32(0x1000, {8}, {1})}),  // identical
+      analyzeAliasing({f32(0x7000, {8}, {1}), f32(0x7000, {8}, {1})}),  // the same, elsewhere
+      analyzeAliasing({f32(0x1000, {8}, {1}), f32(0x2000, {8}, {1})}),  // disjoint
+      analyzeAliasing({f32(0x1000, {8}, {1}), f32(0x1004, {8}, {1})}),  // overlapping by 28 bytes
+      analyzeAliasing({f32(0x1000, {8}, {1}), f32(0x1008, {8}, {1})}),  // overlapping by 24
+      analyzeAliasing({f32(0x1000, {4}, {2}), f32(0x1004, {4}, {2})}),  // interleaved
+      analyzeAliasing({f32(0x2000, {8}, {1}), f32(0x1000, {8}, {1})}),  // disjoint, swapped
+      analyzeAliasing({f32(0x1000, {8}, {1})}),                          // one argument
+      analyzeAliasing({f32(0x1000, {8}, {1}), f32(0x1000, {8}, {1}), f32(0x3000, {2}, {1})}),
+      analyzeAliasing({f32(0x1000, {8}, {1}), f32(0x3000, {2}, {1}), f32(0x1000, {8}, {1})}),
+      analyzeAliasing({}),
+  };
+  for (size_t i = 0; i < patterns.size(); ++i)
+    for (size_t j = 0; j < patterns.size(); ++j) {
+      std::string ki, kj;
+      patterns[i].appendKey(ki);
+      patterns[j].appendKey(kj);
+      INFO("patterns " << i << " and " << j);
+      CHECK((ki == kj) == (patterns[i].canonical() == patterns[j].canonical()));
+    }
+  // The two placements of one pattern share a key; the others differ from it.
+  std::string k0, k1, k2;
+  patterns[0].appendKey(k0);
+  patterns[1].appendKey(k1);
+  patterns[2].appendKey(k2);
+  CHECK(k0 == k1);
+  CHECK(k0 != k2);
+}

@@ -72,14 +72,15 @@ public:
   };
   /// The plan for a launch of the kernel with structural hash `kernelHash` on
   /// pointer arguments `views` (in parameter order) donating `donors`
-  /// (positions in `views`). Plans are found by their canonical text, which holds
-  /// everything that changes how the launch runs (the alias pattern, the donors, the options).
+  /// (positions in `views`). Plans are found by everything that changes how the launch
+  /// runs (the alias pattern, the donors, the options): the fields of their canonical text.
   Result get(const std::string &kernelHash, const std::vector<View> &views,
              std::vector<uint32_t> donors, const PlanOptions &options);
   size_t size() const { return plans_.size(); }
 
 private:
-  std::map<std::string, std::shared_ptr<const LaunchPlan>> plans_; ///< By canonical text.
+  /// By the canonical text's fields in binary (PlanCache::get).
+  std::map<std::string, std::shared_ptr<const LaunchPlan>> plans_;
 };
 
 } // namespace ttinterp::interp

@@ -184,6 +184,7 @@ public:
     request.run.grid = grid;
     request.run.maxSteps = maxSteps;
     request.run.printStream = &std::cout;
+    request.describe = false; // toResult shows no regions or pairs
 
     interp::LaunchResult result;
     std::string stepError;

@@ -84,6 +84,10 @@ struct LaunchRequest {
   LaunchOptions run;  ///< Grid, step limit, print stream, program order (threads: from the plan).
   /// The caller's buffers, for naming bytes in reports; may be empty.
   std::vector<NamedBuffer> buffers;
+  /// Whether the result describes the launch's memory (`regions`, `regionOfPointer`,
+  /// `pairs`): what the CLI reports. A caller that shows none of it (the Python package)
+  /// says no, and a small launch is spared the strings.
+  bool describe = true;
 };
 
 struct LaunchResult {
@@ -100,7 +104,8 @@ struct LaunchResult {
   std::string planKey;
   bool planCached = false;
   uint64_t bytesIn = 0; ///< Copied into shadows when the launch was prepared.
-  /// Regions numbered in the order the pointer arguments first reach them.
+  /// Regions numbered in the order the pointer arguments first reach them
+  /// (this and regionOfPointer and pairs: with LaunchRequest::describe).
   std::vector<RegionReport> regions;
   /// Per pointer argument, then per reachable buffer: its region's number, kNoRegion for
   /// a view with no bytes.

@@ -8,13 +8,15 @@
 // output (docs/performance.md), never asserted.
 //
 // Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] [--hazards] [--phases]
-//                       [--interpreted-only] [--memory | --memory-in-place | --gemm]
+//                       [--interpreted-only] [--memory | --memory-in-place | --gemm | --tiny]
 //   --hazards  also time each kernel with cross-program hazard tracking on
 //   --phases   also split each interpreted launch into prepare, run and write-back
 //   --interpreted-only  only the interpreted launches, on --threads threads (for profilers)
 //   --memory   peak resident memory of 8 overlapping views of one 1 GiB buffer
 //   --memory-in-place  the same without shadows
 //   --gemm     tt.dot's micro-kernel against Eigen and OpenBLAS (GFLOP/s, one thread)
+//   --tiny     a cached one-program launch (1,024-element vector add) through one session,
+//              as the Python package and a test suite make them: microseconds per launch
 //
 //===----------------------------------------------------------------------===//
 #include "ttinterp/frontend/Frontend.h"
@@ -166,6 +168,57 @@ interp::ArgumentValue i32(int64_t v) {
   interp::ArgumentValue a;
   a.integer = v;
   return a;
+}
+
+/// The fixed cost of a launch: what a test suite's many small launches pay each time. One
+/// session and launcher live across launches (their plan cache warm), as in the Python
+/// package; each launch is the launch and its step, and the phases are timed apart.
+int tinyLaunchBenchmark(int launches) {
+  Kernel add = load("vector_add");
+  constexpr int64_t n = 1024;
+  std::vector<float> x = randomVector(n, 1), y = randomVector(n, 2), out(n);
+  Session session;
+  interp::Launcher launcher(session);
+  interp::LaunchRequest request;
+  request.kernel = add.kernel.get();
+  request.kernelHash = add.hash;
+  std::vector<std::vector<float> *> buffers{&x, &y, &out};
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    request.pointers.push_back(
+        {fmt::format("arg{}", i), fmt::format("buf{}", i), viewOf(*buffers[i])});
+    interp::ArgumentValue v;
+    v.pointerIndex = uint32_t(i);
+    request.values.push_back(v);
+  }
+  request.values.push_back(i32(n));
+  request.plan.threads = 1;
+  request.run.grid = {1, 1, 1};
+  request.describe = false; // as the Python package launches
+  std::vector<double> total, launchOnly, step;
+  for (int r = -launches / 10; r < launches; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    interp::LaunchResult result = launcher.launch(request);
+    auto t1 = std::chrono::steady_clock::now();
+    std::string error;
+    if (result.status != interp::LaunchResult::Status::Ran || !session.step(error)) {
+      fmt::print(stderr, "ttinterp-bench: the tiny launch failed: {}{}\n", result.error, error);
+      return 1;
+    }
+    if (r < 0)
+      continue; // warm-up
+    launchOnly.push_back(std::chrono::duration<double>(t1 - t0).count());
+    step.push_back(since(t1));
+    total.push_back(since(t0));
+  }
+  for (int64_t i = 0; i < n; ++i)
+    if (out[size_t(i)] != x[size_t(i)] + y[size_t(i)]) {
+      fmt::print(stderr, "ttinterp-bench: the tiny launch gave a wrong sum at {}\n", i);
+      return 1;
+    }
+  fmt::print("tiny cached launch (1 program, 1,024-element f32 vector add), medians of {} "
+             "launches:\n  launch + step {:.2f} us (launch {:.2f}, step {:.2f})\n",
+             launches, median(total) * 1e6, median(launchOnly) * 1e6, median(step) * 1e6);
+  return 0;
 }
 interp::ArgumentValue f32(double v) {
   interp::ArgumentValue a;
@@ -348,11 +401,13 @@ int main(int argc, char **argv) {
       return memoryBenchmark(true);
     else if (a == "--gemm")
       return gemmBenchmark();
+    else if (a == "--tiny")
+      return tinyLaunchBenchmark(repeats > 5 ? repeats : 5000);
     else {
       fmt::print(stderr,
                  "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] "
                  "[--hazards] [--phases] [--interpreted-only] [--copy-back] [--memory | "
-                 "--memory-in-place | --gemm]\n");
+                 "--memory-in-place | --gemm | --tiny]\n");
       return 2;
     }
   }

@@ -4,7 +4,8 @@
 #   --sanitize  clang with ASan + UBSan into build-asan: the C++ suites and the libFuzzer targets
 #               (fuzz/) from one tree, so CI builds the sanitized code once for both
 #   --python    also the Python package's native module (build/python), with .venv set up by
-#               scripts/setup-python.sh (Triton, torch, nanobind from PyPI)
+#               scripts/setup-python.sh (Triton, torch, nanobind from PyPI); a tree configured
+#               so keeps it without the flag
 #   --target    build only that target (default: all)
 # Environment: BUILD_JOBS (build parallelism, default nproc; fuzz/run.sh passes its FUZZ_JOBS).
 set -euo pipefail
@@ -42,6 +43,12 @@ if [[ $sanitize == ON ]]; then
   fi
 else
   "$root/scripts/setup.sh"
+fi
+# A tree that builds the Python package keeps building it: a plain rebuild (scripts/demo.sh after
+# scripts/test.sh, say) would otherwise switch it off and leave build/python's module stale.
+if [[ $python == OFF && -f $build_dir/CMakeCache.txt ]] &&
+  grep -q '^TTINTERP_PYTHON:BOOL=ON$' "$build_dir/CMakeCache.txt"; then
+  python=ON
 fi
 python_args=(-DTTINTERP_PYTHON=$python)
 if [[ $python == ON ]]; then

@@ -138,8 +138,6 @@ LaunchResult Launcher::launch(const LaunchRequest &request,
   result.bytesIn = session_.stats().bytesIn - inBefore;
   for (const PointerArgument &p : pointers)
     result.access.push_back(p.access);
-  if (request.describe)
-    describeRegions(memory, result);
 
   // The plan: everything decided from the alias pattern, cached by it (docs/sessions.md).
   std::vector<View> views;
@@ -148,10 +146,13 @@ LaunchResult Launcher::launch(const LaunchRequest &request,
   PlanCache::Result plan = plans_.get(request.kernelHash, views, request.donors, request.plan);
   result.planKey = plan.plan->key;
   result.planCached = plan.hit;
-  for (size_t a = 0; request.describe && a < request.pointers.size(); ++a)
-    for (size_t b = a + 1; b < request.pointers.size(); ++b)
-      result.pairs.push_back({pointers[a].name, pointers[b].name,
-                              std::string(name(plan.plan->aliasing.pair(a, b)))});
+  if (request.describe) {
+    describeRegions(memory, result);
+    for (size_t a = 0; a < request.pointers.size(); ++a)
+      for (size_t b = a + 1; b < request.pointers.size(); ++b)
+        result.pairs.push_back({pointers[a].name, pointers[b].name,
+                                std::string(name(plan.plan->aliasing.pair(a, b)))});
+  }
   if (beforeRun)
     beforeRun(result);
 

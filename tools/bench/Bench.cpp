@@ -114,15 +114,10 @@ double since(std::chrono::steady_clock::time_point t0) {
 /// CLI and the Python package do; --copy-back says no, to measure what it saves.
 bool exchangePagesAtStep = true;
 
-/// One interpreted launch, as a user runs it: session, launch (through the launch layer every
-/// front end uses), write-back.
-Phases launch(const Kernel &kernel, std::vector<std::vector<float> *> buffers,
-              std::vector<interp::ArgumentValue> scalars, std::array<int64_t, 3> grid,
-              unsigned threads, bool hazards = false) {
-  Session::Options sessionOptions;
-  sessionOptions.copyThreads = threads;
-  Session session(sessionOptions);
-  interp::Launcher launcher(session);
+/// A launch of `kernel` on whole `buffers` (its pointer parameters, in order) and then `scalars`.
+interp::LaunchRequest requestFor(const Kernel &kernel, const std::vector<std::vector<float> *> &buffers,
+                                 std::vector<interp::ArgumentValue> scalars,
+                                 std::array<int64_t, 3> grid) {
   interp::LaunchRequest request;
   request.kernel = kernel.kernel.get();
   request.kernelHash = kernel.hash;
@@ -135,9 +130,22 @@ Phases launch(const Kernel &kernel, std::vector<std::vector<float> *> buffers,
     request.values.push_back(v);
   }
   request.values.insert(request.values.end(), scalars.begin(), scalars.end());
+  request.run.grid = grid;
+  return request;
+}
+
+/// One interpreted launch, as a user runs it: session, launch (through the launch layer every
+/// front end uses), write-back.
+Phases launch(const Kernel &kernel, std::vector<std::vector<float> *> buffers,
+              std::vector<interp::ArgumentValue> scalars, std::array<int64_t, 3> grid,
+              unsigned threads, bool hazards = false) {
+  Session::Options sessionOptions;
+  sessionOptions.copyThreads = threads;
+  Session session(sessionOptions);
+  interp::Launcher launcher(session);
+  interp::LaunchRequest request = requestFor(kernel, buffers, std::move(scalars), grid);
   request.plan.threads = threads;
   request.plan.hazards = hazards;
-  request.run.grid = grid;
   Phases phases;
   auto t0 = std::chrono::steady_clock::now();
   auto prepared = t0;
@@ -179,20 +187,7 @@ int tinyLaunchBenchmark(int launches) {
   std::vector<float> x = randomVector(n, 1), y = randomVector(n, 2), out(n);
   Session session;
   interp::Launcher launcher(session);
-  interp::LaunchRequest request;
-  request.kernel = add.kernel.get();
-  request.kernelHash = add.hash;
-  std::vector<std::vector<float> *> buffers{&x, &y, &out};
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    request.pointers.push_back(
-        {fmt::format("arg{}", i), fmt::format("buf{}", i), viewOf(*buffers[i])});
-    interp::ArgumentValue v;
-    v.pointerIndex = uint32_t(i);
-    request.values.push_back(v);
-  }
-  request.values.push_back(i32(n));
-  request.plan.threads = 1;
-  request.run.grid = {1, 1, 1};
+  interp::LaunchRequest request = requestFor(add, {&x, &y, &out}, {i32(n)}, {1, 1, 1});
   request.describe = false; // as the Python package launches
   std::vector<double> total, launchOnly, step;
   for (int r = -launches / 10; r < launches; ++r) {
@@ -377,12 +372,14 @@ int gemmBenchmark() {
 int main(int argc, char **argv) {
   int repeats = 5;
   unsigned threads = 2;
-  bool hazards = false, phases = false, interpretedOnly = false;
+  bool hazards = false, phases = false, interpretedOnly = false, tiny = false, repeatsGiven = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--repeats" && i + 1 < argc)
+    if (a == "--repeats" && i + 1 < argc) {
       repeats = std::max(1, std::atoi(argv[++i]));
+      repeatsGiven = true;
+    }
     else if (a == "--threads" && i + 1 < argc)
       threads = unsigned(std::max(1, std::atoi(argv[++i])));
     else if (a == "--only" && i + 1 < argc)
@@ -402,7 +399,7 @@ int main(int argc, char **argv) {
     else if (a == "--gemm")
       return gemmBenchmark();
     else if (a == "--tiny")
-      return tinyLaunchBenchmark(repeats > 5 ? repeats : 5000);
+      tiny = true;
     else {
       fmt::print(stderr,
                  "usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] "
@@ -411,6 +408,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (tiny)
+    return tinyLaunchBenchmark(repeatsGiven ? repeats : 5000);
 
   std::vector<Case> cases;
 

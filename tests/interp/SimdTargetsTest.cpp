@@ -225,6 +225,53 @@ TEST_CASE("pointer advances keep the tag and wrap inside the address bits on eve
   }
 }
 
+TEST_CASE("pointer blocks from i32 offsets keep the tag and wrap inside the address bits") {
+  // tt.addptr of an i32 offset block: lane i's address moves by off[i] elements (off[i] *
+  // 2^shift bytes, negative offsets backwards), wrapping within the 48 address bits, the tag
+  // kept; with a splatted base every lane starts from p[0]. The definition by a plain loop.
+  const uint64_t addressMask = (uint64_t(1) << 48) - 1;
+  const int64_t n = 2048 + 13;
+  std::mt19937_64 rng(5);
+  std::vector<uint64_t> p(static_cast<size_t>(n));
+  std::vector<int32_t> off(static_cast<size_t>(n));
+  for (size_t i = 0; i < p.size(); ++i) {
+    p[i] = rng();
+    off[i] = int32_t(uint32_t(rng()));
+  }
+  p[0] = (uint64_t(5) << 48) | (addressMask - 3); // near the top: +1 element of 4 wraps to 0
+  off[0] = 1;
+  p[1] = uint64_t(9) << 48; // address 0: -1 element wraps to the top
+  off[1] = -1;
+  off[2] = INT32_MIN;
+  off[3] = INT32_MAX;
+  for (unsigned shift : {0u, 2u, 3u}) {
+    for (bool splatBase : {false, true}) {
+      CAPTURE(shift);
+      CAPTURE(splatBase);
+      std::vector<uint64_t> expected(p.size());
+      for (size_t i = 0; i < p.size(); ++i) {
+        uint64_t from = splatBase ? p[0] : p[i];
+        uint64_t bytes = uint64_t(int64_t(off[i])) << shift;
+        expected[i] = (from & ~addressMask) | ((from + bytes) & addressMask);
+      }
+      onEveryTarget([&] {
+        std::vector<uint64_t> r(p.size());
+        simd::addOffsets(p.data(), splatBase, off.data(), shift, r.data(), n);
+        CHECK(r == expected);
+        if (!splatBase) {
+          std::vector<uint64_t> inPlace(p);
+          simd::addOffsets(inPlace.data(), false, off.data(), shift, inPlace.data(), n);
+          CHECK(inPlace == expected);
+        }
+      });
+      if (shift == 2 && !splatBase) {
+        CHECK(expected[0] == uint64_t(5) << 48);                 // wrapped to 0, tag kept
+        CHECK(expected[1] == ((uint64_t(9) << 48) | (addressMask - 3))); // back past 0
+      }
+    }
+  }
+}
+
 TEST_CASE("lane runs: pointer breaks and active lanes land on the right bits on every target") {
   // The definition, by plain loops: lane j breaks a run iff it is lane 0, its pointer is not
   // the previous lane's plus the step, or its address (the low 48 bits) is below the step

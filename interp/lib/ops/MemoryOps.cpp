@@ -144,8 +144,9 @@ struct OuterMaskData {
 const uint8_t *outerMaskLanes(Frame &f, const Instr &in, const OuterMaskData &d) {
   const uint8_t *rows = d.rows >= 0 ? f.at<uint8_t>(in.operands[d.rows]) : nullptr;
   const uint8_t *cols = d.cols >= 0 ? f.at<uint8_t>(in.operands[d.cols]) : nullptr;
+  // i1 lanes are bytes 0 or 1: all true is no zero byte (libc's vectorised search).
   auto allTrue = [](const uint8_t *v, int64_t k) {
-    return !v || std::all_of(v, v + k, [](uint8_t b) { return b != 0; });
+    return !v || !std::memchr(v, 0, size_t(k));
   };
   if (allTrue(rows, d.m) && allTrue(cols, d.n))
     return nullptr;
@@ -305,33 +306,41 @@ template <DType D, MaskKind K, bool HasOther> void advancedLoadKernel(Frame &f, 
   if (known.loopEntry != counter[1])
     learnStartRuns<D>(f, known, start, n, counter[1]);
   const uint8_t *mask = activeLanes<K>(f, in, 2);
-  LaneRunCursor runs(f, known.breaks.data(), mask, n);
   auto pointerOf = [start, added](int64_t i) { return tagged::advance(start[i], added); };
-  if (runs.whole() && f.memory->immutable(pointerOf(0)) && readInPlace<D>(f, in, pointerOf(0), n))
-    return;
-  Repr<D> *r = f.atHome<Repr<D>>(in.results[0]);
+  const LaunchMemory &mem = *f.memory;
   // Every lane active (a tile inside the matrix): when the span of all runs is in bounds, so
   // is each run, and one translation serves them all. Where hazard tracking records reads,
   // each run is translated (and recorded) as itself.
-  const LaunchMemory &mem = *f.memory;
-  if (known.oneTag && !mem.tracksReads(start[0]) && runs.allActive() &&
-      uint64_t(known.hi - known.lo) <= UINT32_MAX) {
+  const bool oneSpan = known.oneTag && !mem.tracksReads(start[0]) &&
+                       uint64_t(known.hi - known.lo) <= UINT32_MAX;
+  auto copySpan = [&](Repr<D> *r) {
     uint64_t lo = tagged::advance(pointerOf(0), known.lo);
-    if (const uint8_t *h = mem.translate(lo, uint32_t(known.hi - known.lo))) {
-      constexpr uint32_t size = uint32_t(byteSize(D));
-      const uint8_t *lane0 = h - known.lo;
-      for (size_t k = 0; k < known.runs.size(); ++k) {
-        auto [i, run] = known.runs[k];
-        const uint8_t *src = lane0 + known.offsets[k];
-        if constexpr (sameLayout<D>())
-          copyRun(r + i, src, size_t(run) * size);
-        else
-          for (int64_t j = 0; j < run; ++j)
-            r[i + j] = loadElement<D>(src + j * size);
-      }
-      return;
+    const uint8_t *h = mem.translate(lo, uint32_t(known.hi - known.lo));
+    if (!h)
+      return false;
+    constexpr uint32_t size = uint32_t(byteSize(D));
+    const uint8_t *lane0 = h - known.lo;
+    for (size_t k = 0; k < known.runs.size(); ++k) {
+      auto [i, run] = known.runs[k];
+      const uint8_t *src = lane0 + known.offsets[k];
+      if constexpr (sameLayout<D>())
+        copyRun(r + i, src, size_t(run) * size);
+      else
+        for (int64_t j = 0; j < run; ++j)
+          r[i + j] = loadElement<D>(src + j * size);
     }
-  }
+    return true;
+  };
+  // No mask and several runs (a matmul's tile each iteration): the runs learned at the loop's
+  // entry are the load's, with no lanes to classify. (One run may be read in place, below.)
+  if (!mask && oneSpan && known.runs.size() > 1 && copySpan(f.atHome<Repr<D>>(in.results[0])))
+    return;
+  LaneRunCursor runs(f, known.breaks.data(), mask, n);
+  if (runs.whole() && mem.immutable(pointerOf(0)) && readInPlace<D>(f, in, pointerOf(0), n))
+    return;
+  Repr<D> *r = f.atHome<Repr<D>>(in.results[0]);
+  if (oneSpan && runs.allActive() && copySpan(r))
+    return;
   loadRuns<D, HasOther>(f, in, runs, pointerOf,
                         HasOther ? f.at<Repr<D>>(in.operands[data.other]) : nullptr, r, n);
 }

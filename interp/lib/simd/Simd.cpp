@@ -182,6 +182,20 @@ void AdvanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n) 
     r[i] = tagged::advance(p[i], bytes);
 }
 
+void AddOffsets(const uint64_t *p, bool splatBase, const int32_t *off, unsigned shift,
+                uint64_t *r, int64_t n) {
+  // The offset's bits shifted as unsigned: a negative offset's shift is defined.
+  auto bytes = [shift](int32_t o) { return int64_t(uint64_t(int64_t(o)) << shift); };
+  if (splatBase) {
+    const uint64_t base = p[0];
+    for (int64_t i = 0; i < n; ++i)
+      r[i] = tagged::advance(base, bytes(off[i]));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      r[i] = tagged::advance(p[i], bytes(off[i]));
+  }
+}
+
 // Runs of consecutive lanes (laneBreaks and laneActive in Simd.h), found for a whole tensor
 // in one pass of vector compares. Each word of bits is gathered in a register and stored once.
 // Vector groups start at multiples of the vector width, a power of two that divides 64, so a
@@ -316,6 +330,7 @@ HWY_EXPORT(Map);
 HWY_EXPORT(VectorMath);
 HWY_EXPORT(Basic);
 HWY_EXPORT(AdvanceAddresses);
+HWY_EXPORT(AddOffsets);
 HWY_EXPORT(LaneBreaks);
 HWY_EXPORT(LaneActive);
 HWY_EXPORT(TargetName);
@@ -333,6 +348,10 @@ void basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, Scal
 }
 void advanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n) {
   HWY_DYNAMIC_DISPATCH(AdvanceAddresses)(p, bytes, r, n);
+}
+void addOffsets(const uint64_t *p, bool splatBase, const int32_t *off, unsigned shift,
+                uint64_t *r, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(AddOffsets)(p, splatBase, off, shift, r, n);
 }
 void laneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
   HWY_DYNAMIC_DISPATCH(LaneBreaks)(p, n, step, breaks);

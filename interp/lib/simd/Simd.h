@@ -54,6 +54,12 @@ VectorMathFunction vectorMathFunction(MathFn fn);
 /// every lane, as a loop advances its pointer tensors each iteration. r may be p.
 void advanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n);
 
+/// r[i] = tagged::advance(p[i], off[i] << shift) (with `splatBase`, p[0] for every p[i]):
+/// tt.addptr of a block of i32 element offsets, `shift` the log2 of the pointee's bytes, as
+/// pointer blocks are made (`base + rows[:, None] * stride + cols[None, :]`). r may be p.
+void addOffsets(const uint64_t *p, bool splatBase, const int32_t *off, unsigned shift,
+                uint64_t *r, int64_t n);
+
 /// Where a tt.load or tt.store through a pointer tensor can move runs of lanes at once, as
 /// bits of n lanes in words of 64 (lane j is bit j % 64 of word j / 64). `breaks` has bit j
 /// iff lane j cannot continue a run of consecutive pointers from lane j - 1: j is 0,

@@ -164,6 +164,14 @@ struct Frame {
   /// Per fused contiguous access: the first lane's pointer when it last ran on this frame
   /// (MemoryOps.cpp's prefetchNext predicts the next one from it).
   std::vector<uint64_t> lastAccess;
+  /// The bytes the last of those accesses asked for (start, length, whether for a write): a
+  /// row that several accesses read (a layer norm's x, loaded in each of its three loops) is
+  /// asked for once.
+  struct Prefetched {
+    const uint8_t *start = nullptr;
+    int64_t bytes = 0;
+    bool forWrite = false;
+  } lastPrefetch;
   bool stopped = false;
   std::optional<Fault> fault;
   PrintSink *printer = nullptr;

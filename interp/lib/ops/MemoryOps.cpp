@@ -428,6 +428,12 @@ inline void prefetchNext(Frame &f, uint32_t history, uint64_t lane0, const uint8
   const auto *next =
       reinterpret_cast<const uint8_t *>(reinterpret_cast<uintptr_t>(host) + uintptr_t(stride));
   const int64_t end = std::min(bytes, kMaxPrefetch);
+  // Asked for already (by another access of the same row, since): prefetches of lines on
+  // their way cost the instructions, and stall when the miss buffers are full.
+  Frame::Prefetched &asked = f.lastPrefetch;
+  if (next == asked.start && end <= asked.bytes && forWrite == asked.forWrite)
+    return;
+  asked = {next, end, forWrite};
   if (forWrite)
     for (int64_t b = 0; b < end; b += 64)
       __builtin_prefetch(next + b, 1);

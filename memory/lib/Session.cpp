@@ -24,6 +24,10 @@ void ByteBitmap::resize(size_t bytes) {
   // Atomics of uint64_t are plain words on every platform we build for.
   static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t));
   std::memset(static_cast<void *>(words_), 0, words * sizeof(uint64_t));
+  size_t fullWords = (bytes + kGroupBytes * 64 - 1) / (kGroupBytes * 64);
+  fullBlock_ = acquireHostBlock(std::max<size_t>(fullWords, 1) * sizeof(uint64_t));
+  full_ = reinterpret_cast<std::atomic<uint64_t> *>(fullBlock_.get());
+  std::memset(static_cast<void *>(full_), 0, std::max<size_t>(fullWords, 1) * sizeof(uint64_t));
   bytes_ = bytes;
 }
 
@@ -64,31 +68,58 @@ static void forEachPartialWord(std::atomic<uint64_t> *words, size_t offset, size
   });
 }
 
-void ByteBitmap::set(size_t offset, size_t count) {
-  forEachPartialWord(words_, offset, count, 0xFF, [&](size_t w, uint64_t mask) {
-    words_[w].store(words_[w].load(std::memory_order_relaxed) | mask, std::memory_order_relaxed);
-  });
-}
-
-void ByteBitmap::setConcurrent(size_t offset, size_t count) {
+// Sets bits [first, first + count) of `map`: partial words by an atomic OR where another
+// thread may set bits of the same word (`concurrent`), whole words by plain stores (whatever
+// another thread sets in one is a subset of all ones). Atomic stores, not a memset, when
+// concurrent: another thread may OR into the word meanwhile (another program storing to the
+// same bytes: a race in the kernel, not ours to make undefined behaviour).
+static void setBits(std::atomic<uint64_t> *map, size_t first, size_t count, bool concurrent) {
+  if (!concurrent) {
+    forEachPartialWord(map, first, count, 0xFF, [&](size_t w, uint64_t mask) {
+      map[w].store(map[w].load(std::memory_order_relaxed) | mask, std::memory_order_relaxed);
+    });
+    return;
+  }
   forEachPartialWord(
-      offset, count,
+      first, count,
       [&](size_t w, uint64_t mask) {
-        // Only a partial word needs the atomic OR (and only if a bit is missing).
-        if ((words_[w].load(std::memory_order_relaxed) & mask) != mask)
-          words_[w].fetch_or(mask, std::memory_order_relaxed);
+        // Only if a bit is missing: most concurrent sets find their word's bits set already.
+        if ((map[w].load(std::memory_order_relaxed) & mask) != mask)
+          map[w].fetch_or(mask, std::memory_order_relaxed);
       },
-      [&](size_t first, size_t end) {
-        // A whole word is a plain store: whatever another thread sets in it is a subset of
-        // all ones. Atomic, not a memset, because another thread may OR into it meanwhile
-        // (another program storing to the same bytes: a race in the kernel, not ours to
-        // make undefined behaviour).
-        for (size_t w = first; w < end; ++w)
-          words_[w].store(~uint64_t(0), std::memory_order_relaxed);
+      [&](size_t firstWord, size_t endWord) {
+        for (size_t w = firstWord; w < endWord; ++w)
+          map[w].store(~uint64_t(0), std::memory_order_relaxed);
       });
 }
 
+void ByteBitmap::set(size_t offset, size_t count) {
+  setBits(words_, offset, count, false);
+  // The groups the range covers whole (after their bytes' bits: a group marked full is).
+  size_t firstGroup = (offset + kGroupBytes - 1) / kGroupBytes;
+  size_t endGroup = (offset + count) / kGroupBytes;
+  if (firstGroup < endGroup)
+    setBits(full_, firstGroup, endGroup - firstGroup, false);
+}
+
+void ByteBitmap::setConcurrent(size_t offset, size_t count) {
+  setBits(words_, offset, count, true);
+  size_t firstGroup = (offset + kGroupBytes - 1) / kGroupBytes;
+  size_t endGroup = (offset + count) / kGroupBytes;
+  if (firstGroup < endGroup)
+    setBits(full_, firstGroup, endGroup - firstGroup, true);
+}
+
 void ByteBitmap::clear(size_t offset, size_t count) {
+  if (count == 0)
+    return;
+  // Every group the range touches is no longer known full (first: none is while its bytes
+  // are cleared).
+  size_t firstGroup = offset / kGroupBytes;
+  size_t endGroup = (offset + count + kGroupBytes - 1) / kGroupBytes;
+  forEachPartialWord(full_, firstGroup, endGroup - firstGroup, 0, [&](size_t w, uint64_t mask) {
+    full_[w].store(full_[w].load(std::memory_order_relaxed) & ~mask, std::memory_order_relaxed);
+  });
   forEachPartialWord(words_, offset, count, 0, [&](size_t w, uint64_t mask) {
     words_[w].store(words_[w].load(std::memory_order_relaxed) & ~mask, std::memory_order_relaxed);
   });

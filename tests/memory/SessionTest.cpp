@@ -829,6 +829,74 @@ TEST_CASE("dirty runs over long set and clear stretches, from any offset, match 
   }
 }
 
+TEST_CASE("dirty runs over a map of 512-byte groups known full match a bool per byte") {
+  // The bitmap remembers 512-byte groups that a set covered whole, and forEachRun steps over
+  // them (64 at a time, 32 KiB) without reading their bits: a clear of one byte in such a
+  // group must break the run there, a group filled by small sets must still join its
+  // neighbours, and concurrent sets and merged maps must keep what the groups' map claims true.
+  const size_t bytes = 32768 * 4 + 512 * 3 + 41;
+  ByteBitmap map;
+  map.resize(bytes);
+  std::vector<bool> model(bytes, false);
+  auto mark = [&](int how, size_t offset, size_t count) {
+    if (how == 0)
+      map.clear(offset, count);
+    else if (how == 1)
+      map.set(offset, count);
+    else
+      map.setConcurrent(offset, count);
+    for (size_t i = offset; i < offset + count; ++i)
+      model[i] = how != 0;
+  };
+  auto runsMatch = [&](size_t from, size_t count) {
+    std::vector<bool> fromRuns(bytes, false), expected(bytes, false);
+    std::optional<size_t> lastEnd;
+    bool separate = true;
+    map.forEachRun(from, count, [&](size_t b, size_t e) {
+      if (b >= e || (lastEnd && b <= *lastEnd))
+        separate = false;
+      lastEnd = e;
+      for (size_t i = b; i < e; ++i)
+        fromRuns[i] = true;
+    });
+    for (size_t i = from; i < from + count; ++i)
+      expected[i] = model[i];
+    CHECK(separate);
+    CHECK(fromRuns == expected);
+  };
+  mark(1, 0, 32768 * 3);  // 192 groups, three words of the groups' map, all full
+  runsMatch(0, bytes);
+  mark(0, 40000, 1);      // one byte cleared in a full group
+  runsMatch(0, bytes);
+  mark(1, 40000, 1);      // set again by a one-byte set: its group is not marked full
+  runsMatch(0, bytes);
+  mark(0, 32768 * 2, 512); // a whole group cleared on a word boundary of the groups' map
+  runsMatch(0, bytes);
+  for (size_t k = 0; k < 512; k += 64)
+    mark(1, 32768 * 2 + k, 64); // refilled by eight small sets
+  runsMatch(0, bytes);
+  mark(2, 32768 * 3 + 100, 32768); // concurrent set, unaligned: inner groups full
+  runsMatch(0, bytes);
+  ByteBitmap other;
+  other.resize(bytes);
+  other.set(512 * 2, 512 * 70 + 9);
+  map.orFrom(other, 0); // merged: set() again, groups included
+  for (size_t i = 512 * 2; i < 512 * 72 + 9; ++i)
+    model[i] = true;
+  runsMatch(0, bytes);
+  std::mt19937_64 rng(21);
+  for (int round = 0; round < 200; ++round) {
+    size_t offset = rng() % bytes;
+    size_t count = std::min<size_t>(bytes - offset, rng() % 2 ? rng() % 600 : rng() % 70000);
+    mark(int(rng() % 3), offset, count);
+    size_t from = rng() % bytes;
+    CAPTURE(round);
+    CAPTURE(from);
+    runsMatch(from, rng() % (bytes - from + 1));
+  }
+  CHECK(map.count(0, bytes) == size_t(std::count(model.begin(), model.end(), true)));
+}
+
 TEST_CASE("copies into host memory large enough to stream land every byte and nothing around") {
   // Copies of 1 MiB and more bypass the caches (CallerMemory.cpp), with a head and a tail
   // around the 64-byte lines; every alignment of source and destination must give memcpy's

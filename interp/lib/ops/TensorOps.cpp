@@ -334,9 +334,12 @@ template <DType OffsetType, unsigned Shift, Splatted S> void addPtrKernel(Frame 
     return tagged::advance(pointer, int64_t(uint64_t(int64_t(offset)) << Shift));
   };
   if constexpr (OffsetType == DType::I32 && (S == Splatted::None || S == Splatted::Lhs)) {
-    // Pointer blocks from i32 offsets, the usual spelling: on the vector unit.
-    simd::addOffsets(p, S == Splatted::Lhs, off, Shift, r, in.n);
-    return;
+    // Pointer blocks from i32 offsets, the usual spelling: on the vector unit. (Not a
+    // scalar pointer, `X + row * stride`: the dispatch would cost more than the sum.)
+    if (in.n >= 16) {
+      simd::addOffsets(p, S == Splatted::Lhs, off, Shift, r, in.n);
+      return;
+    }
   }
   if constexpr (S == Splatted::None) {
     for (int64_t i = 0, n = in.n; i < n; ++i)

@@ -93,21 +93,13 @@ static void setBits(std::atomic<uint64_t> *map, size_t first, size_t count, bool
       });
 }
 
-void ByteBitmap::set(size_t offset, size_t count) {
-  setBits(words_, offset, count, false);
+void ByteBitmap::setRange(size_t offset, size_t count, bool concurrent) {
+  setBits(words_, offset, count, concurrent);
   // The groups the range covers whole (after their bytes' bits: a group marked full is).
   size_t firstGroup = (offset + kGroupBytes - 1) / kGroupBytes;
   size_t endGroup = (offset + count) / kGroupBytes;
   if (firstGroup < endGroup)
-    setBits(full_, firstGroup, endGroup - firstGroup, false);
-}
-
-void ByteBitmap::setConcurrent(size_t offset, size_t count) {
-  setBits(words_, offset, count, true);
-  size_t firstGroup = (offset + kGroupBytes - 1) / kGroupBytes;
-  size_t endGroup = (offset + count) / kGroupBytes;
-  if (firstGroup < endGroup)
-    setBits(full_, firstGroup, endGroup - firstGroup, true);
+    setBits(full_, firstGroup, endGroup - firstGroup, concurrent);
 }
 
 void ByteBitmap::clear(size_t offset, size_t count) {

@@ -779,6 +779,29 @@ TEST_CASE("the dirty bitmap's set, clear, count and runs agree with a bool per b
   }
 }
 
+namespace {
+/// forEachRun over [from, from + count) gives exactly the model's runs there: in order, not
+/// empty, and maximal (two runs never touch).
+void checkRuns(const ByteBitmap &map, const std::vector<bool> &model, size_t from, size_t count) {
+  std::vector<bool> fromRuns(model.size(), false), expected(model.size(), false);
+  std::optional<size_t> lastEnd;
+  bool separate = true;
+  map.forEachRun(from, count, [&](size_t b, size_t e) {
+    if (b >= e || (lastEnd && b <= *lastEnd))
+      separate = false;
+    lastEnd = e;
+    for (size_t i = b; i < e; ++i)
+      fromRuns[i] = true;
+  });
+  for (size_t i = from; i < from + count; ++i)
+    expected[i] = model[i];
+  CAPTURE(from);
+  CAPTURE(count);
+  CHECK(separate);
+  CHECK(fromRuns == expected);
+}
+} // namespace
+
 TEST_CASE("dirty runs over long set and clear stretches, from any offset, match a bool per byte") {
   // forEachRun passes over 512-byte stretches that are wholly set or wholly clear at once;
   // stretches broken by one byte, runs ending on and just past a stretch's edge, and walks
@@ -808,24 +831,8 @@ TEST_CASE("dirty runs over long set and clear stretches, from any offset, match 
     }
     size_t from = rng() % bytes;
     size_t count = rng() % (bytes - from + 1);
-    std::vector<bool> fromRuns(bytes, false);
-    std::optional<size_t> lastEnd;
-    bool separate = true; // in order, not empty, and maximal: two runs never touch
-    map.forEachRun(from, count, [&](size_t b, size_t e) {
-      if (b >= e || (lastEnd && b <= *lastEnd))
-        separate = false;
-      lastEnd = e;
-      for (size_t i = b; i < e; ++i)
-        fromRuns[i] = true;
-    });
     CAPTURE(round);
-    CAPTURE(from);
-    CAPTURE(count);
-    CHECK(separate);
-    std::vector<bool> expected(bytes, false);
-    for (size_t i = from; i < from + count; ++i)
-      expected[i] = model[i];
-    CHECK(fromRuns == expected);
+    checkRuns(map, model, from, count);
   }
 }
 
@@ -848,22 +855,7 @@ TEST_CASE("dirty runs over a map of 512-byte groups known full match a bool per 
     for (size_t i = offset; i < offset + count; ++i)
       model[i] = how != 0;
   };
-  auto runsMatch = [&](size_t from, size_t count) {
-    std::vector<bool> fromRuns(bytes, false), expected(bytes, false);
-    std::optional<size_t> lastEnd;
-    bool separate = true;
-    map.forEachRun(from, count, [&](size_t b, size_t e) {
-      if (b >= e || (lastEnd && b <= *lastEnd))
-        separate = false;
-      lastEnd = e;
-      for (size_t i = b; i < e; ++i)
-        fromRuns[i] = true;
-    });
-    for (size_t i = from; i < from + count; ++i)
-      expected[i] = model[i];
-    CHECK(separate);
-    CHECK(fromRuns == expected);
-  };
+  auto runsMatch = [&](size_t from, size_t count) { checkRuns(map, model, from, count); };
   mark(1, 0, 32768 * 3);  // 192 groups, three words of the groups' map, all full
   runsMatch(0, bytes);
   mark(0, 40000, 1);      // one byte cleared in a full group
@@ -891,7 +883,6 @@ TEST_CASE("dirty runs over a map of 512-byte groups known full match a bool per 
     mark(int(rng() % 3), offset, count);
     size_t from = rng() % bytes;
     CAPTURE(round);
-    CAPTURE(from);
     runsMatch(from, rng() % (bytes - from + 1));
   }
   CHECK(map.count(0, bytes) == size_t(std::count(model.begin(), model.end(), true)));

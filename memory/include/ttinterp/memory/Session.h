@@ -101,8 +101,8 @@ class ByteBitmap {
 public:
   void resize(size_t bytes);
   size_t size() const { return bytes_; }
-  void set(size_t offset, size_t count);
-  void setConcurrent(size_t offset, size_t count);
+  void set(size_t offset, size_t count) { setRange(offset, count, false); }
+  void setConcurrent(size_t offset, size_t count) { setRange(offset, count, true); }
   bool test(size_t offset) const {
     return (words_[offset >> 6].load(std::memory_order_relaxed) >> (offset & 63)) & 1;
   }
@@ -116,6 +116,7 @@ public:
 
 private:
   static constexpr size_t kGroupBytes = 512; ///< Bytes (bits of words_) per bit of full_.
+  void setRange(size_t offset, size_t count, bool concurrent);
   /// Whether group g is known to be set throughout (false may still be all set).
   bool groupFull(size_t g) const {
     return (full_[g >> 6].load(std::memory_order_relaxed) >> (g & 63)) & 1;

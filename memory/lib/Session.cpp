@@ -17,17 +17,19 @@ namespace ttinterp {
 // ByteBitmap
 //===----------------------------------------------------------------------===//
 
-void ByteBitmap::resize(size_t bytes) {
-  size_t words = (bytes + 63) / 64;
-  block_ = acquireHostBlock(std::max<size_t>(words, 1) * sizeof(uint64_t));
-  words_ = reinterpret_cast<std::atomic<uint64_t> *>(block_.get());
+// A block of `words` zeroed words (at least one), held by `block`.
+static std::atomic<uint64_t> *zeroedWords(HostBlock &block, size_t words) {
+  words = std::max<size_t>(words, 1);
+  block = acquireHostBlock(words * sizeof(uint64_t));
   // Atomics of uint64_t are plain words on every platform we build for.
   static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t));
-  std::memset(static_cast<void *>(words_), 0, words * sizeof(uint64_t));
-  size_t fullWords = (bytes + kGroupBytes * 64 - 1) / (kGroupBytes * 64);
-  fullBlock_ = acquireHostBlock(std::max<size_t>(fullWords, 1) * sizeof(uint64_t));
-  full_ = reinterpret_cast<std::atomic<uint64_t> *>(fullBlock_.get());
-  std::memset(static_cast<void *>(full_), 0, std::max<size_t>(fullWords, 1) * sizeof(uint64_t));
+  std::memset(static_cast<void *>(block.get()), 0, words * sizeof(uint64_t));
+  return reinterpret_cast<std::atomic<uint64_t> *>(block.get());
+}
+
+void ByteBitmap::resize(size_t bytes) {
+  words_ = zeroedWords(block_, (bytes + 63) / 64);
+  full_ = zeroedWords(fullBlock_, (bytes + kGroupBytes * 64 - 1) / (kGroupBytes * 64));
   bytes_ = bytes;
 }
 
@@ -93,6 +95,13 @@ static void setBits(std::atomic<uint64_t> *map, size_t first, size_t count, bool
       });
 }
 
+// Clears bits [first, first + count) of `map` (single-threaded callers only).
+static void clearBits(std::atomic<uint64_t> *map, size_t first, size_t count) {
+  forEachPartialWord(map, first, count, 0, [&](size_t w, uint64_t mask) {
+    map[w].store(map[w].load(std::memory_order_relaxed) & ~mask, std::memory_order_relaxed);
+  });
+}
+
 void ByteBitmap::setRange(size_t offset, size_t count, bool concurrent) {
   setBits(words_, offset, count, concurrent);
   // The groups the range covers whole (after their bytes' bits: a group marked full is).
@@ -109,12 +118,8 @@ void ByteBitmap::clear(size_t offset, size_t count) {
   // are cleared).
   size_t firstGroup = offset / kGroupBytes;
   size_t endGroup = (offset + count + kGroupBytes - 1) / kGroupBytes;
-  forEachPartialWord(full_, firstGroup, endGroup - firstGroup, 0, [&](size_t w, uint64_t mask) {
-    full_[w].store(full_[w].load(std::memory_order_relaxed) & ~mask, std::memory_order_relaxed);
-  });
-  forEachPartialWord(words_, offset, count, 0, [&](size_t w, uint64_t mask) {
-    words_[w].store(words_[w].load(std::memory_order_relaxed) & ~mask, std::memory_order_relaxed);
-  });
+  clearBits(full_, firstGroup, endGroup - firstGroup);
+  clearBits(words_, offset, count);
 }
 
 size_t ByteBitmap::count(size_t offset, size_t count) const {

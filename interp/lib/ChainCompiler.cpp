@@ -57,8 +57,9 @@ constexpr unsigned kWidth = 16;
 
 std::atomic<uint64_t> loopsHandedOut{0};
 
-void handOver(ChainState &state, ChainFn fn) {
-  state.compiled.store(fn, std::memory_order_release);
+void handOver(ChainState &state, const ChainLoops &loops) {
+  state.streaming.store(loops.streaming, std::memory_order_relaxed);
+  state.compiled.store(loops.plain, std::memory_order_release); // publishes streaming too
   loopsHandedOut.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -287,10 +288,15 @@ private:
   unsigned minLegalVectorBits_ = 0;
 };
 
-/// `void name(const uint8_t *const *leaves, uint8_t *out, int64_t n)`: a loop of kWidth
-/// lanes, then a loop of one lane for the rest. False if this CPU cannot run the code
-/// compiled (a transcendental where simd::map uses the C library).
-bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCode &code) {
+/// `void name(const uint8_t *const *leaves, uint8_t *out, int64_t n)`: loops of kWidth lanes
+/// (one 64-byte line of results) and of one lane. Streaming, the lanes before out's first line
+/// boundary and after its last whole line go one at a time, and the whole lines by
+/// non-temporal stores (simd::streamCopy says why and when); otherwise kWidth lanes at a time,
+/// then one at a time. False if this CPU cannot run the code compiled (a transcendental where
+/// simd::map uses the C library).
+bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCode &code,
+                        bool streaming) {
+  static_assert(kWidth * sizeof(float) == 64, "a streamed iteration writes one whole line");
   llvm::LLVMContext &ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
@@ -298,13 +304,7 @@ bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCod
   auto *fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::Value *leaves = fn->getArg(0), *out = fn->getArg(1), *n = fn->getArg(2);
-  auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
-  auto *vectorLoop = llvm::BasicBlock::Create(ctx, "vector", fn);
-  auto *tailCheck = llvm::BasicBlock::Create(ctx, "tail.check", fn);
-  auto *tailLoop = llvm::BasicBlock::Create(ctx, "tail", fn);
-  auto *exit = llvm::BasicBlock::Create(ctx, "exit", fn);
-
-  b.SetInsertPoint(entry);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   std::vector<llvm::Value *> pointers, scalars;
   for (size_t k = 0; k < code.leaves.size(); ++k) {
     llvm::Value *slot = b.CreateConstGEP1_64(ptr, leaves, k);
@@ -313,32 +313,44 @@ bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCod
                           ? b.CreateAlignedLoad(b.getFloatTy(), pointers.back(), llvm::Align(1))
                           : nullptr);
   }
-  llvm::Value *vectorEnd = b.CreateAnd(n, b.getInt64(~int64_t(kWidth - 1)));
-  b.CreateCondBr(b.CreateICmpSGT(vectorEnd, b.getInt64(0)), vectorLoop, tailCheck);
 
   LaneEmitter lanes(b, code, pointers, scalars);
-  auto step = [&](llvm::BasicBlock *loop, llvm::BasicBlock *from, llvm::Value *start,
-                  unsigned width, llvm::Value *end, llvm::BasicBlock *after) {
-    b.SetInsertPoint(loop);
+  // Lanes [start, end), `width` at a time (end - start is a multiple of it), if any.
+  auto loop = [&](llvm::Value *start, llvm::Value *end, unsigned width, bool nonTemporal) {
+    llvm::BasicBlock *from = b.GetInsertBlock();
+    auto *body = llvm::BasicBlock::Create(ctx, width == 1 ? "lanes" : "vectors", fn);
+    auto *after = llvm::BasicBlock::Create(ctx, "after", fn);
+    b.CreateCondBr(b.CreateICmpSLT(start, end), body, after);
+    b.SetInsertPoint(body);
     llvm::PHINode *i = b.CreatePHI(i64, 2);
     i->addIncoming(start, from);
     llvm::Value *r = lanes.result(i, width);
     llvm::Value *at = b.CreateGEP(b.getInt8Ty(), out, b.CreateMul(i, b.getInt64(4)));
-    b.CreateAlignedStore(r, at, llvm::Align(1));
+    llvm::StoreInst *store = b.CreateAlignedStore(r, at, llvm::Align(nonTemporal ? 64 : 1));
+    if (nonTemporal)
+      store->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                         llvm::MDNode::get(ctx, llvm::ConstantAsMetadata::get(b.getInt32(1))));
     llvm::Value *next = b.CreateAdd(i, b.getInt64(width));
-    i->addIncoming(next, loop);
-    b.CreateCondBr(b.CreateICmpSLT(next, end), loop, after);
+    i->addIncoming(next, b.GetInsertBlock());
+    b.CreateCondBr(b.CreateICmpSLT(next, end), body, after);
+    b.SetInsertPoint(after);
   };
-  step(vectorLoop, entry, b.getInt64(0), kWidth, vectorEnd, tailCheck);
-
-  b.SetInsertPoint(tailCheck);
-  llvm::PHINode *tailStart = b.CreatePHI(i64, 2);
-  tailStart->addIncoming(b.getInt64(0), entry);
-  tailStart->addIncoming(vectorEnd, vectorLoop);
-  b.CreateCondBr(b.CreateICmpSLT(tailStart, n), tailLoop, exit);
-  step(tailLoop, tailCheck, tailStart, 1, n, exit);
-
-  b.SetInsertPoint(exit);
+  const int64_t wholeLanes = ~int64_t(kWidth - 1);
+  if (streaming) {
+    // out holds floats (4-byte aligned): lanes to its first line boundary, at most n.
+    llvm::Value *misaligned = b.CreateLShr(b.CreateAnd(b.CreatePtrToInt(out, i64), 63), 2);
+    llvm::Value *toBoundary =
+        b.CreateAnd(b.CreateSub(b.getInt64(kWidth), misaligned), b.getInt64(kWidth - 1));
+    llvm::Value *head = b.CreateSelect(b.CreateICmpSLT(toBoundary, n), toBoundary, n);
+    llvm::Value *lines = b.CreateAdd(head, b.CreateAnd(b.CreateSub(n, head), wholeLanes));
+    loop(b.getInt64(0), head, 1, false);
+    loop(head, lines, kWidth, true);
+    loop(lines, n, 1, false);
+  } else {
+    llvm::Value *vectorEnd = b.CreateAnd(n, wholeLanes);
+    loop(b.getInt64(0), vectorEnd, kWidth, false);
+    loop(vectorEnd, n, 1, false);
+  }
   b.CreateRetVoid();
   if (unsigned bits = lanes.minLegalVectorBits())
     fn->addFnAttr("min-legal-vector-width", std::to_string(bits));
@@ -353,40 +365,45 @@ public:
     return compiler;
   }
 
-  ChainFn compile(const ChainCode &code, std::string &error) {
+  ChainLoops compile(const ChainCode &code, std::string &error) {
     std::lock_guard<std::mutex> lock(jitMutex_);
     std::string key = code.key();
     if (auto it = compiled_.find(key); it != compiled_.end())
       return it->second;
     if (!jit_ && !createJit(error))
-      return nullptr;
+      return {};
     std::string name = fmt::format("ttinterp_chain_{}", compiled_.size());
+    std::string streamingName = name + "_streaming";
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>(name, *context);
     module->setDataLayout(jit_->getDataLayout());
-    if (!buildChainFunction(*module, name, code)) {
+    if (!buildChainFunction(*module, name, code, false) ||
+        !buildChainFunction(*module, streamingName, code, true)) {
       error = "a transcendental that this CPU's vector functions do not cover";
-      return nullptr;
+      return {};
     }
     std::string problems;
     llvm::raw_string_ostream os(problems);
     if (llvm::verifyModule(*module, &os)) {
       error = "chain IR does not verify: " + problems;
-      return nullptr;
+      return {};
     }
     if (llvm::Error e =
             jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
       error = llvm::toString(std::move(e));
-      return nullptr;
+      return {};
     }
-    auto symbol = jit_->lookup(name);
-    if (!symbol) {
-      error = llvm::toString(symbol.takeError());
-      return nullptr;
+    ChainLoops loops;
+    for (auto [symbolName, fn] : {std::pair{&name, &loops.plain}, {&streamingName, &loops.streaming}}) {
+      auto symbol = jit_->lookup(*symbolName);
+      if (!symbol) {
+        error = llvm::toString(symbol.takeError());
+        return {};
+      }
+      *fn = symbol->toPtr<ChainFn>();
     }
-    ChainFn fn = symbol->toPtr<ChainFn>();
-    compiled_.emplace(std::move(key), fn);
-    return fn;
+    compiled_.emplace(std::move(key), loops);
+    return loops;
   }
 
   /// Queues a chain for the background thread (started on first use).
@@ -467,8 +484,8 @@ private:
       lock.unlock();
       std::string error;
       // On failure the chain stays interpreted: the same results, only slower.
-      if (ChainFn fn = compile(state->code, error))
-        handOver(*state, fn);
+      if (ChainLoops loops = compile(state->code, error))
+        handOver(*state, loops);
       state.reset();
       lock.lock();
       busy_ = false;
@@ -486,12 +503,12 @@ private:
 
   std::mutex jitMutex_;
   llvm::orc::LLJIT *jit_ = nullptr;
-  std::unordered_map<std::string, ChainFn> compiled_;
+  std::unordered_map<std::string, ChainLoops> compiled_;
 };
 
 } // namespace
 
-ChainFn compileChain(const ChainCode &code, std::string &error) {
+ChainLoops compileChain(const ChainCode &code, std::string &error) {
   return Compiler::get().compile(code, error);
 }
 
@@ -513,10 +530,10 @@ ChainFn beforeInterpretedRun(const std::shared_ptr<ChainState> &state, int64_t l
     return nullptr;
   }
   std::string error;
-  ChainFn fn = compiler.compile(state->code, error);
-  if (fn)
-    handOver(*state, fn);
-  return fn;
+  ChainLoops loops = compiler.compile(state->code, error);
+  if (loops)
+    handOver(*state, loops);
+  return loops.plain;
 }
 
 uint64_t chainsGivenLoops() { return loopsHandedOut.load(std::memory_order_relaxed); }

@@ -86,10 +86,19 @@ struct ChainCode {
 /// is written after it is read); it overlaps no leaf otherwise.
 using ChainFn = void (*)(const uint8_t *const *leaves, uint8_t *out, int64_t n);
 
+/// A chain's two loops, the same lanes computed alike: `streaming` writes the whole 64-byte
+/// lines of `out` by non-temporal stores (for Frame::streamResult; `out` 4-byte aligned, and
+/// the thread owes simd::fenceStreams() before others read it).
+struct ChainLoops {
+  ChainFn plain = nullptr, streaming = nullptr;
+  explicit operator bool() const { return plain && streaming; }
+};
+
 /// A chain's compilation, shared by its instruction and the compiler while one is under way.
 struct ChainState {
   ChainCode code;
   std::atomic<ChainFn> compiled{nullptr};
+  std::atomic<ChainFn> streaming{nullptr}; ///< Set before `compiled` (ChainLoops).
   /// Lanes still to run interpreted before compilation is asked for (in the background:
   /// about 2 ms of interpreting a short chain, against a compilation of some 10 ms on
   /// another core).
@@ -107,6 +116,6 @@ uint64_t chainsGivenLoops();
 
 /// Compiles `code` now on the calling thread (the same loop every time for one key).
 /// Null, with `error` set, if LLVM could not.
-ChainFn compileChain(const ChainCode &code, std::string &error);
+ChainLoops compileChain(const ChainCode &code, std::string &error);
 
 } // namespace ttinterp::interp

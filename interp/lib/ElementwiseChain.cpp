@@ -35,11 +35,20 @@ void chainKernel(Frame &f, const Instr &in) {
       if (int32_t operand = c.operandOfLeaf[k]; operand >= 0)
         leaves[k] = f.storage[in.operands[operand]];
     // The result's storage: its own block, or the destination a fused store points it at.
-    fn(leaves.data(), f.storage[in.results[0]], in.n);
+    uint8_t *out = f.storage[in.results[0]];
+    if (f.streamResult && reinterpret_cast<uintptr_t>(out) % alignof(float) == 0)
+      fn = c.state->streaming.load(std::memory_order_relaxed);
+    fn(leaves.data(), out, in.n);
     return;
   }
-  for (const Instr &step : c.steps)
+  // Interpreted, only the last step writes the destination: the others' blocks stay cached.
+  const bool stream = f.streamResult;
+  f.streamResult = false;
+  for (const Instr &step : c.steps) {
+    f.streamResult = stream && &step == &c.steps.back();
     step.fn(f, step);
+  }
+  f.streamResult = false;
 }
 
 } // namespace

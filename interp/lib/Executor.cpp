@@ -224,6 +224,12 @@ struct FrameStorage {
     }
   }
 
+  // The thread's streamed stores (simd::streamCopy) are seen by whoever reads its results:
+  // the write-back, a page exchange, another thread.
+  ~FrameStorage() { simd::fenceStreams(); }
+  FrameStorage(const FrameStorage &) = delete;
+  FrameStorage &operator=(const FrameStorage &) = delete;
+
   void runProgram(int64_t linear) {
     Frame &f = frame;
     f.pid = {int32_t(linear % f.numPrograms[0]),

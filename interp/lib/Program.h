@@ -172,6 +172,10 @@ struct Frame {
     int64_t bytes = 0;
     bool forWrite = false;
   } lastPrefetch;
+  /// Set while an op writes its result straight into memory that a forwarded store streams
+  /// to (LaunchMemory::streamsStores): ops that can write it by streaming stores do
+  /// (simd::basic, compiled chains); the others store as usual, with the same bytes.
+  bool streamResult = false;
   bool stopped = false;
   std::optional<Fault> fault;
   PrintSink *printer = nullptr;

@@ -382,6 +382,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
   // Sweep: overlapping intervals of one memory form one group, i.e. one region.
   std::vector<std::unique_ptr<Region>> next;
   std::vector<std::vector<int>> groupArguments;
+  std::vector<Access> groupAccess;
   for (size_t i = 0; i < intervals.size();) {
     size_t j = i;
     ByteRange span = intervals[i].range;
@@ -486,6 +487,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
         region->buffers.push_back(arguments[a].buffer);
     next.push_back(std::move(region));
     groupArguments.push_back(std::move(args));
+    groupAccess.push_back(access);
     i = j;
   }
   regions_ = std::move(next);
@@ -510,6 +512,8 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       w.toShadow = intptr_t(region->shadow()) - intptr_t(region->range.lo);
       w.region = index;
       w.writable = region->writable();
+      w.streamStores = w.writable && !reads(groupAccess[g]) &&
+                       region->range.hi - region->range.lo >= kStreamStoresMinimum;
     }
     std::sort(info.arguments.begin(), info.arguments.end());
     out.regions_.push_back(std::move(info));

@@ -14,6 +14,7 @@
 
 #include <hwy/targets.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -272,6 +273,24 @@ TEST_CASE("a chain is compiled in the background once it has run enough lanes") 
   checkSame(run(*k.kernel, x, y, size, 1.7f, block, 2, 0.0f), want);
 }
 
+TEST_CASE("outputs of 8 MiB that a launch only writes get the same bits by streaming stores") {
+  // Each output is 8 MiB (kStreamStoresMinimum), written and never read: the compiled chains
+  // and the lone multiply (simd::basic) write their rows by streaming stores, the masked last
+  // row is copied in by a streamed copy. Rows start 16 bytes into a line (a vector's data),
+  // so each has a plain head and tail. On one thread and two (each fences its own stores).
+  Mode scoped(interp::ChainCompilation::Eager);
+  const int64_t block = 1024;
+  LoadedKernel k = loadKernel(chainKernel(block));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  const size_t size = size_t(1) << 21, n = size - 300;
+  std::vector<float> x = values(size, 31), y = values(size, 32);
+  Outputs want = expected(x, y, n, 0.7f, -3.0f);
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    checkSame(run(*k.kernel, x, y, n, 0.7f, block, threads, -3.0f), want);
+  }
+}
+
 TEST_CASE("a chain counts as one instruction toward the step limit") {
   // The block runs get_program_id, muli, the mask %m (a select reads it), two loads, the
   // store that runs chain %pos, t1..t6, chain u1..u3, its store, the store that runs %w, and
@@ -309,7 +328,7 @@ TEST_CASE("a compiled chain may write over the block it reads, lane for lane") {
   code.nodes = {
       {Node::Mul, 0, {~0, ~1, 0}}, {Node::Sub, 0, {0, ~2, 0}}, {Node::Div, 0, {1, ~0, 0}}};
   std::string error;
-  interp::ChainFn fn = interp::compileChain(code, error);
+  interp::ChainFn fn = interp::compileChain(code, error).plain;
   REQUIRE_MESSAGE(bool(fn), error);
   std::vector<float> a = values(37, 3), b = values(37, 4), want(37);
   for (size_t i = 0; i < 37; ++i) {
@@ -325,7 +344,48 @@ TEST_CASE("a compiled chain may write over the block it reads, lane for lane") {
     CHECK(sameFloat(a[i], want[i]));
   }
   // The same code is the same loop.
-  CHECK(bool(interp::compileChain(code, error) == fn));
+  CHECK(bool(interp::compileChain(code, error).plain == fn));
+}
+
+TEST_CASE("a chain's streaming loop writes the plain loop's lanes at every alignment") {
+  // r = (a * 3 - b) / a with a mask-selected operand: the streaming loop stores lanes one at
+  // a time up to the first 64-byte boundary of out, whole lines by non-temporal stores, then
+  // the rest one at a time. From every float offset of a line, over lengths that leave no
+  // whole line, exactly one, and several with a tail; the floats around out stay untouched.
+  interp::ChainCode code;
+  using Leaf = interp::ChainCode::Leaf;
+  using Node = interp::ChainCode::Node;
+  code.leaves = {{Leaf::Tensor, 0}, {Leaf::Constant, 3.0f}, {Leaf::Tensor, 0}};
+  code.nodes = {
+      {Node::Mul, 0, {~0, ~1, 0}}, {Node::Sub, 0, {0, ~2, 0}}, {Node::Div, 0, {1, ~0, 0}}};
+  std::string error;
+  interp::ChainLoops loops = interp::compileChain(code, error);
+  REQUIRE_MESSAGE(bool(loops), error);
+  const int64_t most = 70;
+  std::vector<float> a = values(most, 5), b = values(most, 6);
+  const uint8_t *leaves[3] = {reinterpret_cast<const uint8_t *>(a.data()), nullptr,
+                              reinterpret_cast<const uint8_t *>(b.data())};
+  alignas(64) std::array<float, 16 + most + 16> out;
+  for (int64_t offset = 0; offset < 16; ++offset)
+    for (int64_t n : {int64_t(0), int64_t(3), int64_t(16), int64_t(37), most}) {
+      CAPTURE(offset);
+      CAPTURE(n);
+      out.fill(-5.0f);
+      loops.streaming(leaves, reinterpret_cast<uint8_t *>(out.data() + 16 + offset), n);
+      interp::simd::fenceStreams();
+      bool same = true;
+      for (int64_t i = 0; i < int64_t(out.size()); ++i) {
+        int64_t k = i - 16 - offset;
+        float want = -5.0f;
+        if (k >= 0 && k < n) {
+          float p = a[k] * 3.0f;
+          float d = p - b[k];
+          want = d / a[k];
+        }
+        same = same && sameFloat(out[i], want);
+      }
+      CHECK(same);
+    }
 }
 
 TEST_CASE("a forked child runs the loops its parent compiled, and compiles nothing itself") {
@@ -560,7 +620,7 @@ TEST_CASE("a compiled rounding to bf16 breaks ties to even, overflows to infinit
   code.leaves = {{interp::ChainCode::Leaf::Tensor, 0}};
   code.nodes = {{interp::ChainCode::Node::RoundBF16, 0, {~0, 0, 0}}};
   std::string error;
-  interp::ChainFn fn = interp::compileChain(code, error);
+  interp::ChainFn fn = interp::compileChain(code, error).plain;
   REQUIRE_MESSAGE(bool(fn), error);
   // (input bits, bf16 bits): ties below and above an even bf16, an odd one's tie, just past a
   // tie, the largest float (past bf16's largest finite value by more than half an ulp), a
@@ -683,7 +743,7 @@ TEST_CASE("a compiled transcendental calls each vector target's own function, wh
       want[i] = want[i] * 0.5f + x[i];
     interp::simd::map(interp::simd::MathFn::Tanh, want.data(), want.data(), int64_t(x.size()));
     std::string error;
-    interp::ChainFn fn = interp::compileChain(code, error);
+    interp::ChainFn fn = interp::compileChain(code, error).plain;
     bool vectorFunctions = interp::simd::vectorMathFunction(interp::simd::MathFn::Exp).fn;
     CHECK(bool(fn) == vectorFunctions);
     if (!fn)
@@ -746,7 +806,7 @@ TEST_CASE("compiled roundings, copysign and fma give the C library's bits") {
     code.leaves = {{Leaf::Tensor, 0}, {Leaf::Tensor, 0}, {Leaf::Tensor, 0}};
     code.nodes = {{c.op, 0, {~0, ~1, ~2}}};
     std::string error;
-    interp::ChainFn fn = interp::compileChain(code, error);
+    interp::ChainFn fn = interp::compileChain(code, error).plain;
     REQUIRE_MESSAGE(bool(fn), error);
     std::vector<float> got(x.size(), -1.0f);
     const uint8_t *leaves[3] = {reinterpret_cast<const uint8_t *>(x.data()),

@@ -530,6 +530,14 @@ template <DType D, bool HasOther> void fusedLoadKernel(Frame &f, const Instr &in
   loadLanes<D, HasOther>(f, in, f.lanePointers.data(), mask, other, r, n);
 }
 
+/// Whether a contiguous store of `bytes` at p streams past the caches (LaunchMemory::
+/// streamsStores). A short run is left to the caches: its lines are mostly partial, stored
+/// plainly anyway, and a row of a kilobyte or more is what a large output is written in.
+bool streamedStore(const LaunchMemory &mem, uint64_t p, int64_t bytes) {
+  constexpr int64_t kStreamedRunMinimum = 1024;
+  return bytes >= kStreamedRunMinimum && mem.streamsStores(p);
+}
+
 template <DType D> void fusedStore(Frame &f, const Instr &in, const FusedOperands &o) {
   using T = Repr<D>;
   constexpr uint32_t size = uint32_t(byteSize(D));
@@ -543,6 +551,12 @@ template <DType D> void fusedStore(Frame &f, const Instr &in, const FusedOperand
       return;
     // One run: translateForWrite refuses (and records nothing) or writes it all.
     if (uint8_t *h = mem.translateForWrite(lane0, uint32_t(active * size))) {
+      if constexpr (sameLayout<D>()) {
+        if (streamedStore(mem, lane0, active * size)) {
+          simd::streamCopy(h, reinterpret_cast<const uint8_t *>(v), size_t(active) * size);
+          return;
+        }
+      }
       prefetchNext(f, o.history, lane0, h, active * size, true);
       if constexpr (sameLayout<D>())
         std::memcpy(h, v, size_t(active) * size);
@@ -568,9 +582,10 @@ struct ForwardedStore {
 };
 
 /// With every lane active and the destination one writable run, the producer writes its
-/// block straight into it: its result slot's storage points there while it runs. Otherwise
-/// (a masked tail, a fault to report, a misaligned view) it runs into its own block, which
-/// the store then copies, as unfused.
+/// block straight into it: its result slot's storage points there while it runs, and it
+/// streams (Frame::streamResult) where the store would. Otherwise (a masked tail, a fault to
+/// report, a misaligned view) it runs into its own block, which the store then copies, as
+/// unfused.
 template <DType D> void forwardedStoreKernel(Frame &f, const Instr &in) {
   const ForwardedStore &s = *static_cast<const ForwardedStore *>(in.data);
   const Instr &producer = s.producer;
@@ -583,11 +598,15 @@ template <DType D> void forwardedStoreKernel(Frame &f, const Instr &in) {
         tagged::address(lane0) % alignof(Repr<D>) == 0) {
       // The host address keeps the caller's alignment (a shadow is placed so).
       if (uint8_t *h = f.memory->translateForWrite(lane0, uint32_t(n * size))) {
-        prefetchNext(f, s.operands.history, lane0, h, n * size, true);
+        const bool stream = streamedStore(*f.memory, lane0, n * size);
+        if (!stream) // a streamed line is not read first: nothing to fetch
+          prefetchNext(f, s.operands.history, lane0, h, n * size, true);
         const SlotId result = producer.results[0];
         uint8_t *own = f.storage[result];
         f.storage[result] = h;
+        f.streamResult = stream;
         producer.fn(f, producer);
+        f.streamResult = false;
         f.storage[result] = own;
         return;
       }

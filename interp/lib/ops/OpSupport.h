@@ -63,7 +63,8 @@ void binaryKernel(Frame &f, const Instr &in) {
     simd::basic(SimdBasicOf<Fn>::op, a, b, r, in.n,
                 S == Splatted::Lhs   ? simd::ScalarOperand::Lhs
                 : S == Splatted::Rhs ? simd::ScalarOperand::Rhs
-                                     : simd::ScalarOperand::None);
+                                     : simd::ScalarOperand::None,
+                f.streamResult);
   } else if constexpr (S == Splatted::None) {
     for (int64_t i = 0, n = in.n; i < n; ++i)
       r[i] = roundTo<D>(Fn::template apply<D>(a[i], b[i]));

@@ -16,6 +16,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/Simd.cpp"
 #include <hwy/foreach_target.h> // IWYU pragma: keep
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "simd/Simd.h"
@@ -129,48 +130,68 @@ void GemmF64(const double *a, const double *b, const double *c, double *out, int
   Gemm(a, b, c, out, m, n, k);
 }
 
-template <class VecOp, class ScalarOp>
-HWY_INLINE void basicLoop(const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar,
-                          VecOp vecOp, ScalarOp scalarOp) {
+// Lanes [from, to) of r = a OP b: whole vectors, written by `store`, then single lanes.
+template <class Store, class VecOp, class ScalarOp>
+HWY_INLINE void basicRange(const float *a, const float *b, float *r, int64_t from, int64_t to,
+                           ScalarOperand scalar, Store store, VecOp vecOp, ScalarOp scalarOp) {
   const hn::ScalableTag<float> d;
   const int64_t L = int64_t(hn::Lanes(d));
-  int64_t i = 0;
+  int64_t i = from;
   if (scalar == ScalarOperand::None) {
-    for (; i + L <= n; i += L)
-      hn::StoreU(vecOp(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, r + i);
-    for (; i < n; ++i)
+    for (; i + L <= to; i += L)
+      store(vecOp(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, r + i);
+    for (; i < to; ++i)
       r[i] = scalarOp(a[i], b[i]);
   } else if (scalar == ScalarOperand::Lhs) {
     const float x = a[0];
     const auto vx = hn::Set(d, x);
-    for (; i + L <= n; i += L)
-      hn::StoreU(vecOp(vx, hn::LoadU(d, b + i)), d, r + i);
-    for (; i < n; ++i)
+    for (; i + L <= to; i += L)
+      store(vecOp(vx, hn::LoadU(d, b + i)), d, r + i);
+    for (; i < to; ++i)
       r[i] = scalarOp(x, b[i]);
   } else {
     const float y = b[0];
     const auto vy = hn::Set(d, y);
-    for (; i + L <= n; i += L)
-      hn::StoreU(vecOp(hn::LoadU(d, a + i), vy), d, r + i);
-    for (; i < n; ++i)
+    for (; i + L <= to; i += L)
+      store(vecOp(hn::LoadU(d, a + i), vy), d, r + i);
+    for (; i < to; ++i)
       r[i] = scalarOp(a[i], y);
   }
 }
 
-void Basic(BasicOp op, const float *a, const float *b, float *r, int64_t n,
-           ScalarOperand scalar) {
+template <class VecOp, class ScalarOp>
+HWY_INLINE void basicLoop(const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar,
+                          bool stream, VecOp vecOp, ScalarOp scalarOp) {
+  const hn::ScalableTag<float> d;
+  auto storeU = [](auto v, auto tag, float *p) { hn::StoreU(v, tag, p); };
+  constexpr int64_t kLineLanes = 64 / sizeof(float);
+  const int64_t L = int64_t(hn::Lanes(d));
+  if (!stream || L > kLineLanes || kLineLanes % L != 0)
+    return basicRange(a, b, r, 0, n, scalar, storeU, vecOp, scalarOp);
+  // Plain stores up to r's first line boundary and after its last whole line (streamCopy).
+  const auto misaligned = int64_t(reinterpret_cast<uintptr_t>(r) % 64 / sizeof(float));
+  const int64_t head = std::min(n, (kLineLanes - misaligned) % kLineLanes);
+  const int64_t lines = head + (n - head) / kLineLanes * kLineLanes;
+  auto streamed = [](auto v, auto tag, float *p) { hn::Stream(v, tag, p); };
+  basicRange(a, b, r, 0, head, scalar, storeU, vecOp, scalarOp);
+  basicRange(a, b, r, head, lines, scalar, streamed, vecOp, scalarOp);
+  basicRange(a, b, r, lines, n, scalar, storeU, vecOp, scalarOp);
+}
+
+void Basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar,
+           bool stream) {
   switch (op) {
   case BasicOp::Add:
-    return basicLoop(a, b, r, n, scalar, [](auto x, auto y) { return hn::Add(x, y); },
+    return basicLoop(a, b, r, n, scalar, stream, [](auto x, auto y) { return hn::Add(x, y); },
                      [](float x, float y) { return x + y; });
   case BasicOp::Sub:
-    return basicLoop(a, b, r, n, scalar, [](auto x, auto y) { return hn::Sub(x, y); },
+    return basicLoop(a, b, r, n, scalar, stream, [](auto x, auto y) { return hn::Sub(x, y); },
                      [](float x, float y) { return x - y; });
   case BasicOp::Mul:
-    return basicLoop(a, b, r, n, scalar, [](auto x, auto y) { return hn::Mul(x, y); },
+    return basicLoop(a, b, r, n, scalar, stream, [](auto x, auto y) { return hn::Mul(x, y); },
                      [](float x, float y) { return x * y; });
   case BasicOp::Div:
-    return basicLoop(a, b, r, n, scalar, [](auto x, auto y) { return hn::Div(x, y); },
+    return basicLoop(a, b, r, n, scalar, stream, [](auto x, auto y) { return hn::Div(x, y); },
                      [](float x, float y) { return x / y; });
   }
 }
@@ -194,6 +215,25 @@ void AddOffsets(const uint64_t *p, bool splatBase, const int32_t *off, unsigned 
     for (int64_t i = 0; i < n; ++i)
       r[i] = tagged::advance(p[i], bytes(off[i]));
   }
+}
+
+// Whole cache lines by streaming stores, the partial lines at either end by plain ones: a
+// streamed line that another store also writes would be written to memory twice.
+void StreamCopy(uint8_t *dst, const uint8_t *src, size_t bytes) {
+  constexpr size_t kLine = 64;
+  const hn::ScalableTag<uint8_t> d;
+  const size_t lanes = hn::Lanes(d);
+  size_t head = (kLine - reinterpret_cast<uintptr_t>(dst) % kLine) % kLine;
+  if (lanes > kLine || kLine % lanes != 0 || head + kLine > bytes) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  std::memcpy(dst, src, head);
+  size_t i = head;
+  for (; i + kLine <= bytes; i += kLine)
+    for (size_t k = 0; k < kLine; k += lanes)
+      hn::Stream(hn::LoadU(d, src + i + k), d, dst + i + k);
+  std::memcpy(dst + i, src + i, bytes - i);
 }
 
 // Runs of consecutive lanes (laneBreaks and laneActive in Simd.h), found for a whole tensor
@@ -331,6 +371,7 @@ HWY_EXPORT(VectorMath);
 HWY_EXPORT(Basic);
 HWY_EXPORT(AdvanceAddresses);
 HWY_EXPORT(AddOffsets);
+HWY_EXPORT(StreamCopy);
 HWY_EXPORT(LaneBreaks);
 HWY_EXPORT(LaneActive);
 HWY_EXPORT(TargetName);
@@ -343,8 +384,9 @@ void gemm(const double *a, const double *b, const double *c, double *out, int64_
           int64_t k) {
   HWY_DYNAMIC_DISPATCH(GemmF64)(a, b, c, out, m, n, k);
 }
-void basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar) {
-  HWY_DYNAMIC_DISPATCH(Basic)(op, a, b, r, n, scalar);
+void basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar,
+           bool stream) {
+  HWY_DYNAMIC_DISPATCH(Basic)(op, a, b, r, n, scalar, stream);
 }
 void advanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n) {
   HWY_DYNAMIC_DISPATCH(AdvanceAddresses)(p, bytes, r, n);
@@ -353,6 +395,10 @@ void addOffsets(const uint64_t *p, bool splatBase, const int32_t *off, unsigned 
                 uint64_t *r, int64_t n) {
   HWY_DYNAMIC_DISPATCH(AddOffsets)(p, splatBase, off, shift, r, n);
 }
+void streamCopy(uint8_t *dst, const uint8_t *src, size_t bytes) {
+  HWY_DYNAMIC_DISPATCH(StreamCopy)(dst, src, bytes);
+}
+void fenceStreams() { hwy::FlushStream(); }
 void laneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
   HWY_DYNAMIC_DISPATCH(LaneBreaks)(p, n, step, breaks);
 }

@@ -201,6 +201,12 @@ struct TransferStats {
   uint64_t bytesExchanged = 0; ///< Of bytesOut, those written back by exchanging pages.
 };
 
+/// Regions from this size on are streamed into when a launch only writes them
+/// (LaunchMemory::streamsStores): well past a core's L2 and its share of a shared L3, so
+/// that the lines stores would keep cached are gone before anyone reads them anyway.
+/// Smaller outputs stay in the caches for the caller, who usually reads them next.
+constexpr uint64_t kStreamStoresMinimum = uint64_t(8) << 20;
+
 /// A launch's view of memory: what the interpreter's loads and stores use.
 /// Built by Session::prepare; valid until the session next changes its regions.
 class LaunchMemory {
@@ -211,6 +217,9 @@ public:
     intptr_t toShadow = 0;   ///< shadow address - caller address for its region.
     uint32_t region = 0;
     bool writable = true; ///< False for read-through regions (see ShadowState).
+    /// The launch only writes the region, and it is larger than the caches: long stores
+    /// into it may bypass them (streamsStores).
+    bool streamStores = false;
   };
   struct RegionInfo {
     Region *region = nullptr;
@@ -229,6 +238,15 @@ public:
       return nullptr;
     }
     return translateUntagged(a, size, nullptr);
+  }
+  /// Whether a long store through p should go to memory by streaming stores rather than
+  /// through the caches: its region is at least kStreamStoresMinimum bytes and the launch
+  /// never reads it, so caching its lines would only evict what the launch does read and
+  /// read each line from memory before overwriting it. A hint for speed: either way the
+  /// same bytes are written and marked dirty.
+  bool streamsStores(uint64_t p) const {
+    uint32_t t = tagged::tag(p);
+    return t != 0 && t <= windows_.size() && windows_[t - 1].streamStores;
   }
   /// Whether reads through p are recorded for cross-program hazards (then each must be
   /// translated as itself, not as part of a larger span).

@@ -512,7 +512,12 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       w.toShadow = intptr_t(region->shadow()) - intptr_t(region->range.lo);
       w.region = index;
       w.writable = region->writable();
-      w.streamStores = w.writable && !reads(groupAccess[g]) &&
+      // Not into a shadow copied back at the step (the copy would read every line from
+      // memory again), nor into fresh pages (each first store brings a zeroed page into
+      // the cache, which plain stores then fill and streaming ones push out).
+      const bool lastWrite = region->state() == ShadowState::InPlace ||
+                             (region->exchangePages && !region->inPlace());
+      w.streamStores = w.writable && lastWrite && !reads(groupAccess[g]) &&
                        region->range.hi - region->range.lo >= kStreamStoresMinimum;
     }
     std::sort(info.arguments.begin(), info.arguments.end());

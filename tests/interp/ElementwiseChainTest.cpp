@@ -190,19 +190,23 @@ Outputs expected(const std::vector<float> &x, const std::vector<float> &y, size_
   return o;
 }
 
+/// With `exchangePages`, the outputs' pages may be exchanged at the step (as the CLI and the
+/// Python package let them be).
 Outputs run(const interp::Kernel &k, std::vector<float> x, std::vector<float> y, size_t n, float s,
-            int64_t block, unsigned threads, float fill) {
+            int64_t block, unsigned threads, float fill, bool exchangePages = false) {
   Outputs o{std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill),
             std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill)};
   int64_t programs = int64_t(x.size()) / block;
-  LaunchResult r = launch(
-      k,
-      {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
-       pointer("out1", viewOf(o.out1, DType::F32)), pointer("out2", viewOf(o.out2, DType::F32)),
-       pointer("out3", viewOf(o.out3, DType::F32)), pointer("out4", viewOf(o.out4, DType::F32))},
-      {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), ptrArg(5), intArg(int64_t(n)),
-       floatArg(s)},
-      {programs, 1, 1}, threads);
+  std::vector<PointerArgument> pointers = {
+      pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
+      pointer("out1", viewOf(o.out1, DType::F32)), pointer("out2", viewOf(o.out2, DType::F32)),
+      pointer("out3", viewOf(o.out3, DType::F32)), pointer("out4", viewOf(o.out4, DType::F32))};
+  for (PointerArgument &p : pointers)
+    p.exchangePages = exchangePages;
+  LaunchResult r = launch(k, pointers,
+                          {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), ptrArg(5),
+                           intArg(int64_t(n)), floatArg(s)},
+                          {programs, 1, 1}, threads);
   REQUIRE(r.error.empty());
   REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
   return o;
@@ -274,10 +278,11 @@ TEST_CASE("a chain is compiled in the background once it has run enough lanes") 
 }
 
 TEST_CASE("outputs of 8 MiB that a launch only writes get the same bits by streaming stores") {
-  // Each output is 8 MiB (kStreamStoresMinimum), written and never read: the compiled chains
-  // and the lone multiply (simd::basic) write their rows by streaming stores, the masked last
-  // row is copied in by a streamed copy. Rows start 16 bytes into a line (a vector's data),
-  // so each has a plain head and tail. On one thread and two (each fences its own stores).
+  // Each output is 8 MiB (kStreamStoresMinimum), written and never read, its pages exchanged
+  // at the step: the compiled chains and the lone multiply (simd::basic) write their rows by
+  // streaming stores, the masked last row is copied in by a streamed copy. Rows need not
+  // start on a line (a vector's data), so each may have a plain head and tail. On one thread
+  // and two (each fences its own stores).
   Mode scoped(interp::ChainCompilation::Eager);
   const int64_t block = 1024;
   LoadedKernel k = loadKernel(chainKernel(block));
@@ -287,7 +292,7 @@ TEST_CASE("outputs of 8 MiB that a launch only writes get the same bits by strea
   Outputs want = expected(x, y, n, 0.7f, -3.0f);
   for (unsigned threads : {1u, 2u}) {
     CAPTURE(threads);
-    checkSame(run(*k.kernel, x, y, n, 0.7f, block, threads, -3.0f), want);
+    checkSame(run(*k.kernel, x, y, n, 0.7f, block, threads, -3.0f, true), want);
   }
 }
 

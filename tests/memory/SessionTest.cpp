@@ -215,38 +215,57 @@ TEST_CASE("an argument that is only written gets a shadow that is not copied in"
   CHECK(buf == std::vector<int32_t>{0, 1, 100, 3, 4, -1, 6, 7});
 }
 
-TEST_CASE("long stores stream only into regions of 8 MiB or more that the launch never reads") {
-  // kStreamStoresMinimum is 8 MiB: a region that large and only written is streamed into;
-  // one byte smaller, or read (alone or through an overlapping argument), it is not.
+TEST_CASE("long stores stream only into large written-only regions whose stores are final") {
+  // kStreamStoresMinimum is 8 MiB. Streamed into: a region that large, only written, whose
+  // shadow's pages the step exchanges (or, in place, the caller's memory). Not: one byte
+  // smaller; read (alone or through an overlapping argument); a shadow copied back.
   const int64_t big = (int64_t(8) << 20) / 4;
   std::vector<int32_t> written(size_t(big), 0), readWritten(size_t(big), 0),
-      shared(size_t(big), 0), small(size_t(big), 0), read(size_t(big), 0);
+      shared(size_t(big), 0), small(size_t(big), 0), read(size_t(big), 0),
+      copied(size_t(big), 0);
+  auto exchanged = [](PointerArgument a, Access access) {
+    a.exchangePages = true;
+    return with(std::move(a), access);
+  };
   PointerArgument smaller = arg("small", small, 0, big);
   smaller.view.dtype = DType::I8;
   smaller.view.shape = {big * 4 - 1};
   Session session;
   LaunchMemory m;
   std::string error;
-  REQUIRE(session.prepare({with(arg("written", written, 0, big), Access::Write),
-                           with(arg("rw", readWritten, 0, big), Access::ReadWrite),
-                           with(arg("r", shared, 0, big), Access::Read),
-                           with(arg("w", shared, 0, big), Access::Write),
-                           with(smaller, Access::Write),
-                           with(arg("read", read, 0, big), Access::Read)},
+  REQUIRE(session.prepare({exchanged(arg("written", written, 0, big), Access::Write),
+                           exchanged(arg("rw", readWritten, 0, big), Access::ReadWrite),
+                           exchanged(arg("r", shared, 0, big), Access::Read),
+                           exchanged(arg("w", shared, 0, big), Access::Write),
+                           exchanged(smaller, Access::Write),
+                           exchanged(arg("read", read, 0, big), Access::Read),
+                           with(arg("copied", copied, 0, big), Access::Write)},
                           m, error));
   CHECK(m.streamsStores(pointerTo(m, 0, 0)));
   CHECK(m.streamsStores(pointerTo(m, 0, big - 1)));
-  CHECK_FALSE(m.streamsStores(pointerTo(m, 1, 0)));
-  CHECK_FALSE(m.streamsStores(pointerTo(m, 2, 0)));
-  CHECK_FALSE(m.streamsStores(pointerTo(m, 3, 0)));
-  CHECK_FALSE(m.streamsStores(pointerTo(m, 4, 0)));
-  CHECK_FALSE(m.streamsStores(pointerTo(m, 5, 0)));
+  for (size_t a = 1; a < 7; ++a) {
+    CAPTURE(a);
+    CHECK_FALSE(m.streamsStores(pointerTo(m, a, 0)));
+  }
   // An address without a tag (an integer made a pointer) is never streamed into.
   CHECK_FALSE(m.streamsStores(tagged::address(pointerTo(m, 0, 0))));
   // Streamed or not, a store lands as any store does and goes back at the step.
   store(m, 0, 7, 70);
+  store(m, 6, 9, 90);
   REQUIRE(session.step(error));
   CHECK(written[7] == 70);
+  CHECK(copied[9] == 90);
+
+  // In place, the caller's memory is the store's last stop whatever its pages.
+  Session::Options options;
+  options.inPlace = true;
+  Session inPlace(options);
+  LaunchMemory p;
+  REQUIRE(inPlace.prepare({with(arg("copied", copied, 0, big), Access::Write),
+                           with(arg("rw", readWritten, 0, big), Access::ReadWrite)},
+                          p, error));
+  CHECK(p.streamsStores(pointerTo(p, 0, 0)));
+  CHECK_FALSE(p.streamsStores(pointerTo(p, 1, 0)));
 }
 
 TEST_CASE("a later launch that reads a written-only region copies in only its clean bytes") {

@@ -217,8 +217,7 @@ public:
     intptr_t toShadow = 0;   ///< shadow address - caller address for its region.
     uint32_t region = 0;
     bool writable = true; ///< False for read-through regions (see ShadowState).
-    /// The launch only writes the region, and it is larger than the caches: long stores
-    /// into it may bypass them (streamsStores).
+    /// Long stores into the region may bypass the caches (streamsStores).
     bool streamStores = false;
   };
   struct RegionInfo {
@@ -240,10 +239,11 @@ public:
     return translateUntagged(a, size, nullptr);
   }
   /// Whether a long store through p should go to memory by streaming stores rather than
-  /// through the caches: its region is at least kStreamStoresMinimum bytes and the launch
-  /// never reads it, so caching its lines would only evict what the launch does read and
-  /// read each line from memory before overwriting it. A hint for speed: either way the
-  /// same bytes are written and marked dirty.
+  /// through the caches: its region is at least kStreamStoresMinimum bytes, the launch
+  /// never reads it, and what is stored is where the caller will find it (in-place mode,
+  /// or a shadow whose pages the step exchanges), so caching its lines would only evict
+  /// what the launch does read and read each line from memory before overwriting it. A
+  /// hint for speed: either way the same bytes are written and marked dirty.
   bool streamsStores(uint64_t p) const {
     uint32_t t = tagged::tag(p);
     return t != 0 && t <= windows_.size() && windows_[t - 1].streamStores;

@@ -323,24 +323,35 @@ TEST_CASE("a chain counts as one instruction toward the step limit") {
   CHECK(tooFew.fault->kind == "step_limit");
 }
 
-TEST_CASE("a compiled chain may write over the block it reads, lane for lane") {
-  // out is leaf 0's own bytes (the arena lays a result over an operand it reads last):
-  // r = (a * 3 - b) / a, 37 lanes (two vector steps and five single lanes).
+namespace {
+/// r = (a * 3 - b) / a over leaves (a, the constant 3, b).
+interp::ChainCode mulSubDivChain() {
   interp::ChainCode code;
   using Leaf = interp::ChainCode::Leaf;
   using Node = interp::ChainCode::Node;
   code.leaves = {{Leaf::Tensor, 0}, {Leaf::Constant, 3.0f}, {Leaf::Tensor, 0}};
   code.nodes = {
       {Node::Mul, 0, {~0, ~1, 0}}, {Node::Sub, 0, {0, ~2, 0}}, {Node::Div, 0, {1, ~0, 0}}};
+  return code;
+}
+/// mulSubDivChain's lane, each op rounded to f32 as C++ rounds it.
+float mulSubDiv(float a, float b) {
+  float p = a * 3.0f;
+  float d = p - b;
+  return d / a;
+}
+} // namespace
+
+TEST_CASE("a compiled chain may write over the block it reads, lane for lane") {
+  // out is leaf 0's own bytes (the arena lays a result over an operand it reads last):
+  // r = (a * 3 - b) / a, 37 lanes (two vector steps and five single lanes).
+  interp::ChainCode code = mulSubDivChain();
   std::string error;
   interp::ChainFn fn = interp::compileChain(code, error).plain;
   REQUIRE_MESSAGE(bool(fn), error);
   std::vector<float> a = values(37, 3), b = values(37, 4), want(37);
-  for (size_t i = 0; i < 37; ++i) {
-    float p = a[i] * 3.0f;
-    float d = p - b[i];
-    want[i] = d / a[i];
-  }
+  for (size_t i = 0; i < 37; ++i)
+    want[i] = mulSubDiv(a[i], b[i]);
   const uint8_t *leaves[3] = {reinterpret_cast<const uint8_t *>(a.data()), nullptr,
                               reinterpret_cast<const uint8_t *>(b.data())};
   fn(leaves, reinterpret_cast<uint8_t *>(a.data()), 37);
@@ -353,18 +364,12 @@ TEST_CASE("a compiled chain may write over the block it reads, lane for lane") {
 }
 
 TEST_CASE("a chain's streaming loop writes the plain loop's lanes at every alignment") {
-  // r = (a * 3 - b) / a with a mask-selected operand: the streaming loop stores lanes one at
-  // a time up to the first 64-byte boundary of out, whole lines by non-temporal stores, then
-  // the rest one at a time. From every float offset of a line, over lengths that leave no
-  // whole line, exactly one, and several with a tail; the floats around out stay untouched.
-  interp::ChainCode code;
-  using Leaf = interp::ChainCode::Leaf;
-  using Node = interp::ChainCode::Node;
-  code.leaves = {{Leaf::Tensor, 0}, {Leaf::Constant, 3.0f}, {Leaf::Tensor, 0}};
-  code.nodes = {
-      {Node::Mul, 0, {~0, ~1, 0}}, {Node::Sub, 0, {0, ~2, 0}}, {Node::Div, 0, {1, ~0, 0}}};
+  // r = (a * 3 - b) / a: the streaming loop stores lanes one at a time up to the first
+  // 64-byte boundary of out, whole lines by non-temporal stores, then the rest one at a time.
+  // From every float offset of a line, over lengths that leave no whole line, exactly one,
+  // and several with a tail; the floats around out stay untouched.
   std::string error;
-  interp::ChainLoops loops = interp::compileChain(code, error);
+  interp::ChainLoops loops = interp::compileChain(mulSubDivChain(), error);
   REQUIRE_MESSAGE(bool(loops), error);
   const int64_t most = 70;
   std::vector<float> a = values(most, 5), b = values(most, 6);
@@ -381,12 +386,7 @@ TEST_CASE("a chain's streaming loop writes the plain loop's lanes at every align
       bool same = true;
       for (int64_t i = 0; i < int64_t(out.size()); ++i) {
         int64_t k = i - 16 - offset;
-        float want = -5.0f;
-        if (k >= 0 && k < n) {
-          float p = a[k] * 3.0f;
-          float d = p - b[k];
-          want = d / a[k];
-        }
+        float want = k >= 0 && k < n ? mulSubDiv(a[k], b[k]) : -5.0f;
         same = same && sameFloat(out[i], want);
       }
       CHECK(same);

@@ -291,7 +291,7 @@ private:
 /// `void name(const uint8_t *const *leaves, uint8_t *out, int64_t n)`: loops of kWidth lanes
 /// (one 64-byte line of results) and of one lane. Streaming, the lanes before out's first line
 /// boundary and after its last whole line go one at a time, and the whole lines by
-/// non-temporal stores (simd::streamCopy says why and when); otherwise kWidth lanes at a time,
+/// non-temporal stores (memory/StreamingStores.h says why, LaunchMemory::streamsStores when); otherwise kWidth lanes at a time,
 /// then one at a time. False if this CPU cannot run the code compiled (a transcendental where
 /// simd::map uses the C library).
 bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCode &code,

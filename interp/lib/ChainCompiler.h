@@ -88,7 +88,7 @@ using ChainFn = void (*)(const uint8_t *const *leaves, uint8_t *out, int64_t n);
 
 /// A chain's two loops, the same lanes computed alike: `streaming` writes the whole 64-byte
 /// lines of `out` by non-temporal stores (for Frame::streamResult; `out` 4-byte aligned, and
-/// the thread owes simd::fenceStreams() before others read it).
+/// the thread owes fenceStreamingStores() before others read it).
 struct ChainLoops {
   ChainFn plain = nullptr, streaming = nullptr;
   explicit operator bool() const { return plain && streaming; }

@@ -3,6 +3,7 @@
 #include "ops/BlockPointerOps.h"
 #include "simd/Simd.h"
 
+#include "ttinterp/memory/StreamingStores.h"
 #include "ttinterp/memory/Workers.h"
 
 #include <fmt/format.h>
@@ -224,9 +225,9 @@ struct FrameStorage {
     }
   }
 
-  // The thread's streamed stores (simd::streamCopy) are seen by whoever reads its results:
-  // the write-back, a page exchange, another thread.
-  ~FrameStorage() { simd::fenceStreams(); }
+  // The thread's streaming stores (LaunchMemory::streamsStores) are seen by whoever reads
+  // its results: the write-back, a page exchange, another thread.
+  ~FrameStorage() { fenceStreamingStores(); }
   FrameStorage(const FrameStorage &) = delete;
   FrameStorage &operator=(const FrameStorage &) = delete;
 

@@ -502,6 +502,13 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
     uint32_t index = uint32_t(out.regions_.size());
     LaunchMemory::RegionInfo info;
     info.region = region;
+    // Not into a shadow copied back at the step (the copy would read every line from memory
+    // again), nor into fresh pages (each first store brings a zeroed page into the cache,
+    // which plain stores then fill and streaming ones push out).
+    const bool lastWrite = region->state() == ShadowState::InPlace ||
+                           (region->exchangePages && !region->inPlace());
+    const bool streamStores = region->writable() && lastWrite && !reads(groupAccess[g]) &&
+                              region->range.hi - region->range.lo >= kStreamStoresMinimum;
     for (int a : groupArguments[g]) {
       info.arguments.push_back(uint32_t(a));
       LaunchMemory::Window &w = out.windows_[a];
@@ -512,13 +519,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       w.toShadow = intptr_t(region->shadow()) - intptr_t(region->range.lo);
       w.region = index;
       w.writable = region->writable();
-      // Not into a shadow copied back at the step (the copy would read every line from
-      // memory again), nor into fresh pages (each first store brings a zeroed page into
-      // the cache, which plain stores then fill and streaming ones push out).
-      const bool lastWrite = region->state() == ShadowState::InPlace ||
-                             (region->exchangePages && !region->inPlace());
-      w.streamStores = w.writable && lastWrite && !reads(groupAccess[g]) &&
-                       region->range.hi - region->range.lo >= kStreamStoresMinimum;
+      w.streamStores = streamStores;
     }
     std::sort(info.arguments.begin(), info.arguments.end());
     out.regions_.push_back(std::move(info));

@@ -11,6 +11,7 @@
 
 #include "ChainCompiler.h"
 #include "simd/Simd.h"
+#include "ttinterp/memory/StreamingStores.h"
 
 #include <hwy/targets.h>
 
@@ -382,7 +383,7 @@ TEST_CASE("a chain's streaming loop writes the plain loop's lanes at every align
       CAPTURE(n);
       out.fill(-5.0f);
       loops.streaming(leaves, reinterpret_cast<uint8_t *>(out.data() + 16 + offset), n);
-      interp::simd::fenceStreams();
+      fenceStreamingStores();
       bool same = true;
       for (int64_t i = 0; i < int64_t(out.size()); ++i) {
         int64_t k = i - 16 - offset;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "simd/Simd.h"
+#include "ttinterp/memory/StreamingStores.h"
 
 #include <doctest/doctest.h>
 #include <hwy/targets.h>
@@ -123,36 +124,6 @@ TEST_CASE("f32 basic arithmetic is C++ float arithmetic on every target") {
   });
 }
 
-TEST_CASE("streamed stores write exactly the bytes of plain ones, at every alignment") {
-  // Destinations start at every offset of a 64-byte line, with lengths below, at and past a
-  // line and its multiples: the partial lines at both ends are stored plainly, the rest
-  // streamed. Guard bytes around each destination must stay as they were.
-  std::vector<uint8_t> source(1100);
-  for (size_t i = 0; i < source.size(); ++i)
-    source[i] = uint8_t(i * 37 + 11);
-  const size_t lengths[] = {0, 1, 63, 64, 65, 127, 128, 129, 200, 1000};
-  onEveryTarget([&] {
-    alignas(64) std::array<uint8_t, 64 + 1100 + 64> buffer;
-    for (size_t offset = 0; offset < 64; ++offset)
-      for (size_t length : lengths) {
-        CAPTURE(offset);
-        CAPTURE(length);
-        buffer.fill(0xA5);
-        simd::streamCopy(buffer.data() + 64 + offset, source.data(), length);
-        simd::fenceStreams();
-        for (size_t i = 0; i < buffer.size(); ++i) {
-          size_t at = i - 64 - offset; // wraps for guard bytes before the destination
-          uint8_t want = i >= 64 + offset && at < length ? source[at] : uint8_t(0xA5);
-          if (buffer[i] != want) {
-            CAPTURE(i);
-            CHECK(int(buffer[i]) == int(want));
-            break;
-          }
-        }
-      }
-  });
-}
-
 TEST_CASE("f32 basic arithmetic streamed gives C++ float arithmetic at every alignment") {
   // r = a + b (and with a splat of a or b) written with streaming stores from every float
   // offset of a line, over lengths that leave no whole line, one, and several with tails.
@@ -170,7 +141,7 @@ TEST_CASE("f32 basic arithmetic streamed gives C++ float arithmetic at every ali
           r.fill(-7.0f);
           simd::basic(simd::BasicOp::Sub, a.data(), b.data(), r.data() + 16 + offset, n, scalar,
                       true);
-          simd::fenceStreams();
+          ttinterp::fenceStreamingStores();
           bool same = true;
           for (int64_t i = 0; i < int64_t(r.size()); ++i) {
             int64_t k = i - 16 - offset;

@@ -12,6 +12,7 @@
 #include "simd/Simd.h"
 
 #include "ttinterp/frontend/Dialect.h"
+#include "ttinterp/memory/StreamingStores.h"
 
 #include <algorithm>
 #include <climits>
@@ -553,7 +554,7 @@ template <DType D> void fusedStore(Frame &f, const Instr &in, const FusedOperand
     if (uint8_t *h = mem.translateForWrite(lane0, uint32_t(active * size))) {
       if constexpr (sameLayout<D>()) {
         if (streamedStore(mem, lane0, active * size)) {
-          simd::streamCopy(h, reinterpret_cast<const uint8_t *>(v), size_t(active) * size);
+          streamingCopy(h, v, size_t(active) * size);
           return;
         }
       }

@@ -16,7 +16,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/Simd.cpp"
 #include <hwy/foreach_target.h> // IWYU pragma: keep
-#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "simd/Simd.h"
@@ -168,7 +167,8 @@ HWY_INLINE void basicLoop(const float *a, const float *b, float *r, int64_t n, S
   const int64_t L = int64_t(hn::Lanes(d));
   if (!stream || L > kLineLanes || kLineLanes % L != 0)
     return basicRange(a, b, r, 0, n, scalar, storeU, vecOp, scalarOp);
-  // Plain stores up to r's first line boundary and after its last whole line (streamCopy).
+  // Plain stores up to r's first line boundary and after its last whole line (as
+  // ttinterp::streamingCopy).
   const auto misaligned = int64_t(reinterpret_cast<uintptr_t>(r) % 64 / sizeof(float));
   const int64_t head = std::min(n, (kLineLanes - misaligned) % kLineLanes);
   const int64_t lines = head + (n - head) / kLineLanes * kLineLanes;
@@ -215,25 +215,6 @@ void AddOffsets(const uint64_t *p, bool splatBase, const int32_t *off, unsigned 
     for (int64_t i = 0; i < n; ++i)
       r[i] = tagged::advance(p[i], bytes(off[i]));
   }
-}
-
-// Whole cache lines by streaming stores, the partial lines at either end by plain ones: a
-// streamed line that another store also writes would be written to memory twice.
-void StreamCopy(uint8_t *dst, const uint8_t *src, size_t bytes) {
-  constexpr size_t kLine = 64;
-  const hn::ScalableTag<uint8_t> d;
-  const size_t lanes = hn::Lanes(d);
-  size_t head = (kLine - reinterpret_cast<uintptr_t>(dst) % kLine) % kLine;
-  if (lanes > kLine || kLine % lanes != 0 || head + kLine > bytes) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  std::memcpy(dst, src, head);
-  size_t i = head;
-  for (; i + kLine <= bytes; i += kLine)
-    for (size_t k = 0; k < kLine; k += lanes)
-      hn::Stream(hn::LoadU(d, src + i + k), d, dst + i + k);
-  std::memcpy(dst + i, src + i, bytes - i);
 }
 
 // Runs of consecutive lanes (laneBreaks and laneActive in Simd.h), found for a whole tensor
@@ -371,7 +352,6 @@ HWY_EXPORT(VectorMath);
 HWY_EXPORT(Basic);
 HWY_EXPORT(AdvanceAddresses);
 HWY_EXPORT(AddOffsets);
-HWY_EXPORT(StreamCopy);
 HWY_EXPORT(LaneBreaks);
 HWY_EXPORT(LaneActive);
 HWY_EXPORT(TargetName);
@@ -395,10 +375,6 @@ void addOffsets(const uint64_t *p, bool splatBase, const int32_t *off, unsigned 
                 uint64_t *r, int64_t n) {
   HWY_DYNAMIC_DISPATCH(AddOffsets)(p, splatBase, off, shift, r, n);
 }
-void streamCopy(uint8_t *dst, const uint8_t *src, size_t bytes) {
-  HWY_DYNAMIC_DISPATCH(StreamCopy)(dst, src, bytes);
-}
-void fenceStreams() { hwy::FlushStream(); }
 void laneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
   HWY_DYNAMIC_DISPATCH(LaneBreaks)(p, n, step, breaks);
 }

@@ -12,7 +12,6 @@
 #define TTINTERP_INTERP_SIMD_H
 
 #include <cstdint>
-#include <cstddef>
 
 namespace ttinterp::interp::simd {
 
@@ -27,8 +26,8 @@ void gemm(const double *a, const double *b, const double *c, double *out, int64_
 
 /// f32 blocks of the IEEE basic operations, r[i] = a[i] OP b[i], correctly rounded on every
 /// target; with `scalar` Lhs (Rhs), a[0] (b[0]) stands for every element (a splat). With
-/// `stream`, the whole 64-byte lines of r are written by streaming stores (streamCopy says
-/// when, and what the caller then owes).
+/// `stream`, the whole 64-byte lines of r are written by streaming stores
+/// (ttinterp/memory/StreamingStores.h says when, and what the caller then owes).
 enum class BasicOp { Add, Sub, Mul, Div };
 enum class ScalarOperand { None, Lhs, Rhs };
 void basic(BasicOp op, const float *a, const float *b, float *r, int64_t n, ScalarOperand scalar,
@@ -63,15 +62,6 @@ void advanceAddresses(const uint64_t *p, int64_t bytes, uint64_t *r, int64_t n);
 /// pointer blocks are made (`base + rows[:, None] * stride + cols[None, :]`). r may be p.
 void addOffsets(const uint64_t *p, bool splatBase, const int32_t *off, unsigned shift,
                 uint64_t *r, int64_t n);
-
-/// memcpy, but the whole 64-byte lines of dst are written by streaming (non-temporal) stores:
-/// they go to memory without first reading the lines into the caches, a third less memory
-/// traffic for an output the launch never reads back. They are weakly ordered: the thread
-/// calls fenceStreams() before another thread may read dst (a fence per copy cost more than
-/// the streaming saved).
-void streamCopy(uint8_t *dst, const uint8_t *src, size_t bytes);
-/// Makes this thread's streaming stores visible to every thread (sfence on x86).
-void fenceStreams();
 
 /// Where a tt.load or tt.store through a pointer tensor can move runs of lanes at once, as
 /// bits of n lanes in words of 64 (lane j is bit j % 64 of word j / 64). `breaks` has bit j

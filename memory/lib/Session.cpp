@@ -503,9 +503,10 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
     LaunchMemory::RegionInfo info;
     info.region = region;
     // Not into a shadow copied back at the step (the copy would read every line from memory
-    // again), nor into fresh pages (each first store brings a zeroed page into the cache,
-    // which plain stores then fill and streaming ones push out).
+    // again). A caller's fresh pages are the last stop too: they were faulted in and zeroed
+    // when claimed, so a plain store would read each zeroed line back before overwriting it.
     const bool lastWrite = region->state() == ShadowState::InPlace ||
+                           region->state() == ShadowState::FreshPages ||
                            (region->exchangePages && !region->inPlace());
     const bool streamStores = region->writable() && lastWrite && !reads(groupAccess[g]) &&
                               region->range.hi - region->range.lo >= kStreamStoresMinimum;

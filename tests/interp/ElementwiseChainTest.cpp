@@ -20,6 +20,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -294,6 +295,48 @@ TEST_CASE("outputs of 8 MiB that a launch only writes get the same bits by strea
   for (unsigned threads : {1u, 2u}) {
     CAPTURE(threads);
     checkSame(run(*k.kernel, x, y, n, 0.7f, block, threads, -3.0f, true), want);
+  }
+}
+
+TEST_CASE("outputs of 8 MiB on fresh pages are streamed into where they are, with the same bits") {
+  // Outputs as a fresh torch.empty of that size gets them: pages nothing has touched, written
+  // in place (FreshPages) and, being only written and 8 MiB, by streaming stores. Lanes past n
+  // are never stored: they read as the fresh pages' zeros.
+  Mode scoped(interp::ChainCompilation::Eager);
+  const int64_t block = 1024;
+  LoadedKernel k = loadKernel(chainKernel(block));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  const size_t size = size_t(1) << 21, n = size - 300, bytes = size * sizeof(float);
+  std::vector<float> x = values(size, 41), y = values(size, 42);
+  Outputs want = expected(x, y, n, 0.7f, 0.0f);
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    void *m = mmap(nullptr, 4 * bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(m != MAP_FAILED);
+    auto *out = static_cast<float *>(m);
+    auto freshView = [&](int i) {
+      View v;
+      v.address = reinterpret_cast<uint64_t>(out + i * size);
+      v.dtype = DType::F32;
+      v.shape = {int64_t(size)};
+      v.strides = {1};
+      return v;
+    };
+    LaunchResult r = launch(
+        *k.kernel,
+        {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
+         pointer("out1", freshView(0)), pointer("out2", freshView(1)),
+         pointer("out3", freshView(2)), pointer("out4", freshView(3))},
+        {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), ptrArg(5), intArg(int64_t(n)),
+         floatArg(0.7f)},
+        {int64_t(size) / block, 1, 1}, threads);
+    REQUIRE(r.error.empty());
+    REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+    Outputs got{std::vector<float>(out, out + size), std::vector<float>(out + size, out + 2 * size),
+                std::vector<float>(out + 2 * size, out + 3 * size),
+                std::vector<float>(out + 3 * size, out + 4 * size)};
+    munmap(m, 4 * bytes);
+    checkSame(got, want);
   }
 }
 

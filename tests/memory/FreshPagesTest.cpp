@@ -1,6 +1,7 @@
 //===- FreshPagesTest.cpp - Writing fresh host pages in place, and rolling them back -===//
 #include "ttinterp/memory/FreshPages.h"
 #include "ttinterp/memory/Session.h"
+#include "ttinterp/memory/StreamingStores.h"
 
 #include <doctest/doctest.h>
 
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -134,6 +136,53 @@ TEST_CASE("a written argument on fresh pages is written where it is, and a step 
   CHECK(out.holds(0, out.kLength, pattern));
   CHECK(out.surroundingsKept());
   CHECK(session.stats().bytesOut == out.kLength); // counted as written back, copied never
+}
+
+TEST_CASE("a large output on fresh pages takes streaming stores, and a fault still drops them") {
+  // 9 MiB, over kStreamStoresMinimum: written in place, its stores are where the caller will
+  // find them, so long ones stream (as MemoryOps.cpp's do: a streamed copy, fenced before the
+  // launch ends). Read as well, the same pages are written in place but not streamed into.
+  // Each launch gets pages of its own: reading them (the checks) makes them not fresh.
+  const size_t length = (size_t(9) << 20) + 100, spacing = size_t(12) << 20;
+  void *m = mmap(nullptr, 4 * spacing, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(m != MAP_FAILED);
+  auto bufferAt = [&](int k) { return static_cast<uint8_t *>(m) + k * spacing + 64; };
+  std::vector<uint8_t> source(length);
+  for (size_t i = 0; i < length; ++i)
+    source[i] = pattern(i);
+  /// A launch writing `out` (streamed, when in place) and reading and writing `io`.
+  auto launchAndStore = [&](Session &session, LaunchMemory &launch, uint8_t *out, uint8_t *io) {
+    std::string error;
+    REQUIRE(session.prepare({bytesArgument("out", reinterpret_cast<uint64_t>(out), length),
+                             bytesArgument("io", reinterpret_cast<uint64_t>(io), length,
+                                           Access::ReadWrite)},
+                            launch, error));
+    REQUIRE(session.regions().size() == 2);
+    CHECK(session.regions()[0]->state() == freshState());
+    CHECK(session.regions()[1]->state() == (inPlace() ? ShadowState::FreshPages : ShadowState::Full));
+    CHECK(launch.streamsStores(launch.argumentPointer(0)) == inPlace());
+    CHECK_FALSE(launch.streamsStores(launch.argumentPointer(1)));
+    uint8_t *host = launch.translateForWrite(launch.argumentPointer(0), uint32_t(length));
+    REQUIRE(host != nullptr);
+    streamingCopy(host, source.data(), length);
+    fenceStreamingStores();
+  };
+  std::string error;
+  {
+    Session session;
+    LaunchMemory launch;
+    launchAndStore(session, launch, bufferAt(0), bufferAt(1));
+    session.abandon();
+    CHECK(std::all_of(bufferAt(0), bufferAt(0) + length, [](uint8_t b) { return b == 0; }));
+  }
+  {
+    Session session;
+    LaunchMemory launch;
+    launchAndStore(session, launch, bufferAt(2), bufferAt(3));
+    REQUIRE(session.step(error));
+    CHECK(std::equal(bufferAt(2), bufferAt(2) + length, source.begin()));
+  }
+  munmap(m, 4 * spacing);
 }
 
 TEST_CASE("a fault after fresh pages were written in place puts every byte back") {

@@ -240,10 +240,10 @@ public:
   }
   /// Whether a long store through p should go to memory by streaming stores rather than
   /// through the caches: its region is at least kStreamStoresMinimum bytes, the launch
-  /// never reads it, and what is stored is where the caller will find it (in-place mode,
-  /// or a shadow whose pages the step exchanges), so caching its lines would only evict
-  /// what the launch does read and read each line from memory before overwriting it. A
-  /// hint for speed: either way the same bytes are written and marked dirty.
+  /// never reads it, and what is stored is where the caller will find it (in-place mode, a
+  /// caller's fresh pages, or a shadow whose pages the step exchanges), so caching its lines
+  /// would only evict what the launch does read and read each line from memory before
+  /// overwriting it. A hint for speed: either way the same bytes are written and marked dirty.
   bool streamsStores(uint64_t p) const {
     uint32_t t = tagged::tag(p);
     return t != 0 && t <= windows_.size() && windows_[t - 1].streamStores;

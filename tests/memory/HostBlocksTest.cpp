@@ -11,6 +11,8 @@
 #include <doctest/doctest.h>
 
 #include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -53,6 +55,16 @@ Mapping mappingOf(uintptr_t address) {
   }
   return current;
 }
+/// How many of the pages behind [p, p + bytes) are in memory.
+size_t residentPages(const uint8_t *p, size_t bytes) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE)), pages = (bytes + page - 1) / page;
+  std::vector<unsigned char> resident(pages);
+  REQUIRE(mincore(const_cast<uint8_t *>(p), pages * page, resident.data()) == 0);
+  size_t count = 0;
+  for (unsigned char r : resident)
+    count += r & 1;
+  return count;
+}
 } // namespace
 
 TEST_CASE("large host blocks are aligned huge-page mappings of their own, never the heap") {
@@ -83,4 +95,32 @@ TEST_CASE("large host blocks are aligned huge-page mappings of their own, never 
   CHECK(again.get() == first);
   std::memset(again.get(), 0, size_t(2) << 20);
   mallopt(M_MMAP_THRESHOLD, 128 << 10); // glibc's default
+}
+
+TEST_CASE("a returned block that lost its pages is replaced by one already in memory") {
+  // As a page exchange leaves a shadow's block when the caller's buffer was a fresh allocation:
+  // the caller's never-touched pages are the block's now. Writing them would fault 4 KiB at a
+  // time; the next region of that size gets a mapping faulted in at once instead.
+  setHostBlockCacheLimit(0); // an empty pool: the block returned below is the only one
+  setHostBlockCacheLimit(size_t(4) << 30);
+  const size_t bytes = size_t(16) << 20, pages = bytes / size_t(sysconf(_SC_PAGESIZE));
+  HostBlock block = acquireHostBlock(bytes);
+  std::memset(block.get(), 1, bytes);
+  REQUIRE(residentPages(block.get(), bytes) == pages);
+  uint8_t *kept = block.get();
+  block.reset();
+  // Still in memory: reused as it is.
+  block = acquireHostBlock(bytes);
+  CHECK(block.get() == kept);
+  // An eighth of its pages gone is still reused; more is not.
+  REQUIRE(madvise(block.get(), bytes / 8, MADV_DONTNEED) == 0);
+  block.reset();
+  block = acquireHostBlock(bytes);
+  CHECK(block.get() == kept);
+  REQUIRE(madvise(block.get(), bytes / 2, MADV_DONTNEED) == 0);
+  REQUIRE(residentPages(block.get(), bytes) == pages / 2);
+  block.reset();
+  block = acquireHostBlock(bytes);
+  CHECK(residentPages(block.get(), bytes) == pages);
+  std::memset(block.get(), 2, bytes); // every byte is ours to write
 }

@@ -13,6 +13,7 @@
 #include "ChainCompiler.h"
 
 #include "simd/Simd.h"
+#include "ttinterp/memory/StreamingStores.h"
 
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
@@ -291,12 +292,13 @@ private:
 /// `void name(const uint8_t *const *leaves, uint8_t *out, int64_t n)`: loops of kWidth lanes
 /// (one 64-byte line of results) and of one lane. Streaming, the lanes before out's first line
 /// boundary and after its last whole line go one at a time, and the whole lines by
-/// non-temporal stores (memory/StreamingStores.h says why, LaunchMemory::streamsStores when); otherwise kWidth lanes at a time,
-/// then one at a time. False if this CPU cannot run the code compiled (a transcendental where
-/// simd::map uses the C library).
+/// non-temporal stores (memory/StreamingStores.h says why, LaunchMemory::streamsStores when);
+/// otherwise kWidth lanes at a time, then one at a time. False if this CPU cannot run the code
+/// compiled (a transcendental where simd::map uses the C library).
 bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCode &code,
                         bool streaming) {
-  static_assert(kWidth * sizeof(float) == 64, "a streamed iteration writes one whole line");
+  static_assert(kWidth * sizeof(float) == kStreamedLine,
+                "a streamed iteration writes one whole line");
   llvm::LLVMContext &ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
@@ -338,7 +340,8 @@ bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCod
   const int64_t wholeLanes = ~int64_t(kWidth - 1);
   if (streaming) {
     // out holds floats (4-byte aligned): lanes to its first line boundary, at most n.
-    llvm::Value *misaligned = b.CreateLShr(b.CreateAnd(b.CreatePtrToInt(out, i64), 63), 2);
+    llvm::Value *misaligned =
+        b.CreateLShr(b.CreateAnd(b.CreatePtrToInt(out, i64), int64_t(kStreamedLine - 1)), 2);
     llvm::Value *toBoundary =
         b.CreateAnd(b.CreateSub(b.getInt64(kWidth), misaligned), b.getInt64(kWidth - 1));
     llvm::Value *head = b.CreateSelect(b.CreateICmpSLT(toBoundary, n), toBoundary, n);

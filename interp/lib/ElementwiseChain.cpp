@@ -43,7 +43,6 @@ void chainKernel(Frame &f, const Instr &in) {
   }
   // Interpreted, only the last step writes the destination: the others' blocks stay cached.
   const bool stream = f.streamResult;
-  f.streamResult = false;
   for (const Instr &step : c.steps) {
     f.streamResult = stream && &step == &c.steps.back();
     step.fn(f, step);

@@ -7,11 +7,6 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
-
 namespace ttinterp {
 namespace {
 
@@ -23,21 +18,11 @@ constexpr size_t kStreamingCopy = size_t(1) << 20;
 /// Whether the pages under [p, p + size) are already in memory, judged by the first, middle
 /// and last. A fresh allocation (torch.empty, a wrapper's output) is not.
 bool pagesPresent(const void *p, size_t size) {
-#if defined(__linux__)
-  const uintptr_t page = uintptr_t(hostPageSize());
-  const uintptr_t first = reinterpret_cast<uintptr_t>(p);
-  for (uintptr_t at : {first, first + size / 2, first + size - 1}) {
-    unsigned char resident = 0;
-    if (mincore(reinterpret_cast<void *>(at & ~(page - 1)), page, &resident) != 0 ||
-        !(resident & 1))
+  const auto first = reinterpret_cast<const uint8_t *>(p);
+  for (const uint8_t *at : {first, first + size / 2, first + size - 1})
+    if (pagesInMemory(at, 1).value_or(0) != 1)
       return false;
-  }
   return true;
-#else
-  (void)p;
-  (void)size;
-  return false;
-#endif
 }
 
 } // namespace

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <vector>
+#include <optional>
 
 namespace ttinterp {
 namespace {
@@ -52,20 +52,9 @@ uint8_t *mapHugePages(size_t bytes, size_t used) {
 /// output then took 27 ms instead of 10), where a new mapping is faulted in by huge pages, in
 /// one call, for about what zeroing the bytes costs.
 bool mostlyUnfaulted(const uint8_t *p, size_t bytes) {
-#if defined(__linux__)
-  const size_t page = size_t(hostPageSize()), pages = (bytes + page - 1) / page;
-  std::vector<unsigned char> resident(pages);
-  if (mincore(const_cast<uint8_t *>(p), pages * page, resident.data()) != 0)
-    return false; // cannot tell: reuse it
-  size_t missing = 0;
-  for (unsigned char r : resident)
-    missing += !(r & 1);
-  return missing > pages / 8;
-#else
-  (void)p;
-  (void)bytes;
-  return false;
-#endif
+  const size_t pages = (bytes + hostPageSize() - 1) / hostPageSize();
+  std::optional<size_t> in = pagesInMemory(p, bytes); // p is page-aligned
+  return in && pages - *in > pages / 8;               // cannot tell: reuse it
 }
 
 void releaseBlock(uint8_t *p, size_t capacity) {

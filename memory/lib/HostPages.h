@@ -23,6 +23,10 @@ uint64_t hostPageSize();
 /// byte. False where the kernel cannot (before Linux 5.14, not Linux).
 bool populateForWrite(void *p, size_t size);
 
+/// How many of the pages under [p, p + size) are in memory (one question for all of them);
+/// nothing where the system cannot tell.
+std::optional<size_t> pagesInMemory(const void *p, size_t size);
+
 /// Faults in [lo, hi) (page-aligned) for writing in one call, in transparent huge pages where the
 /// system gives them: where they come only on request, the range asks for them for the call and
 /// then says no again, which on request is what no advice means. A fresh 64 MiB faults in 512

@@ -1,7 +1,6 @@
 //===- StreamingStores.cpp - Copies that bypass the caches, and their fence -------===//
 #include "ttinterp/memory/StreamingStores.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -18,9 +17,10 @@ void streamingCopy(void *dst, const void *src, size_t size) {
 #if defined(__x86_64__)
   auto *d = static_cast<uint8_t *>(dst);
   auto *s = static_cast<const uint8_t *>(src);
-  size_t head = std::min(size, (64 - reinterpret_cast<uintptr_t>(d) % 64) % 64);
+  const size_t head = bytesBeforeLine(d, size);
   std::memcpy(d, s, head);
   size_t k = head;
+  static_assert(kStreamedLine == 64, "four 16-byte streaming stores per line");
   for (; k + 64 <= size; k += 64) {
     __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + k));
     __m128i x1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + k + 16));

@@ -192,25 +192,42 @@ Outputs expected(const std::vector<float> &x, const std::vector<float> &y, size_
   return o;
 }
 
+/// A contiguous f32 array of `size` elements at `data`, viewed as a kernel argument.
+View floatView(float *data, size_t size) {
+  View view;
+  view.address = reinterpret_cast<uint64_t>(data);
+  view.dtype = DType::F32;
+  view.shape = {int64_t(size)};
+  view.strides = {1};
+  return view;
+}
+
+/// Launches chainKernel(block) over x and y into the four outputs, each of x.size() floats.
 /// With `exchangePages`, the outputs' pages may be exchanged at the step (as the CLI and the
 /// Python package let them be).
-Outputs run(const interp::Kernel &k, std::vector<float> x, std::vector<float> y, size_t n, float s,
-            int64_t block, unsigned threads, float fill, bool exchangePages = false) {
-  Outputs o{std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill),
-            std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill)};
-  int64_t programs = int64_t(x.size()) / block;
-  std::vector<PointerArgument> pointers = {
-      pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
-      pointer("out1", viewOf(o.out1, DType::F32)), pointer("out2", viewOf(o.out2, DType::F32)),
-      pointer("out3", viewOf(o.out3, DType::F32)), pointer("out4", viewOf(o.out4, DType::F32))};
+void launchInto(const interp::Kernel &k, std::vector<float> &x, std::vector<float> &y,
+                const std::array<float *, 4> &outputs, size_t n, float s, int64_t block,
+                unsigned threads, bool exchangePages) {
+  std::vector<PointerArgument> pointers = {pointer("x", viewOf(x, DType::F32)),
+                                           pointer("y", viewOf(y, DType::F32))};
+  for (size_t i = 0; i < outputs.size(); ++i)
+    pointers.push_back(pointer("out" + std::to_string(i + 1), floatView(outputs[i], x.size())));
   for (PointerArgument &p : pointers)
     p.exchangePages = exchangePages;
   LaunchResult r = launch(k, pointers,
                           {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), ptrArg(5),
                            intArg(int64_t(n)), floatArg(s)},
-                          {programs, 1, 1}, threads);
+                          {int64_t(x.size()) / block, 1, 1}, threads);
   REQUIRE(r.error.empty());
   REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+}
+
+Outputs run(const interp::Kernel &k, std::vector<float> x, std::vector<float> y, size_t n, float s,
+            int64_t block, unsigned threads, float fill, bool exchangePages = false) {
+  Outputs o{std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill),
+            std::vector<float>(x.size(), fill), std::vector<float>(x.size(), fill)};
+  launchInto(k, x, y, {o.out1.data(), o.out2.data(), o.out3.data(), o.out4.data()}, n, s, block,
+             threads, exchangePages);
   return o;
 }
 
@@ -314,24 +331,8 @@ TEST_CASE("outputs of 8 MiB on fresh pages are streamed into where they are, wit
     void *m = mmap(nullptr, 4 * bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     REQUIRE(m != MAP_FAILED);
     auto *out = static_cast<float *>(m);
-    auto freshView = [&](int i) {
-      View v;
-      v.address = reinterpret_cast<uint64_t>(out + i * size);
-      v.dtype = DType::F32;
-      v.shape = {int64_t(size)};
-      v.strides = {1};
-      return v;
-    };
-    LaunchResult r = launch(
-        *k.kernel,
-        {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
-         pointer("out1", freshView(0)), pointer("out2", freshView(1)),
-         pointer("out3", freshView(2)), pointer("out4", freshView(3))},
-        {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), ptrArg(5), intArg(int64_t(n)),
-         floatArg(0.7f)},
-        {int64_t(size) / block, 1, 1}, threads);
-    REQUIRE(r.error.empty());
-    REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+    launchInto(*k.kernel, x, y, {out, out + size, out + 2 * size, out + 3 * size}, n, 0.7f, block,
+               threads, false);
     Outputs got{std::vector<float>(out, out + size), std::vector<float>(out + size, out + 2 * size),
                 std::vector<float>(out + 2 * size, out + 3 * size),
                 std::vector<float>(out + 3 * size, out + 4 * size)};

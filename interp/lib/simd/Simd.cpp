@@ -20,6 +20,7 @@
 
 #include "simd/Simd.h"
 #include "ttinterp/memory/Session.h"
+#include "ttinterp/memory/StreamingStores.h"
 
 #include <algorithm>
 #include <cmath>
@@ -163,14 +164,13 @@ HWY_INLINE void basicLoop(const float *a, const float *b, float *r, int64_t n, S
                           bool stream, VecOp vecOp, ScalarOp scalarOp) {
   const hn::ScalableTag<float> d;
   auto storeU = [](auto v, auto tag, float *p) { hn::StoreU(v, tag, p); };
-  constexpr int64_t kLineLanes = 64 / sizeof(float);
+  constexpr int64_t kLineLanes = int64_t(kStreamedLine / sizeof(float));
   const int64_t L = int64_t(hn::Lanes(d));
   if (!stream || L > kLineLanes || kLineLanes % L != 0)
     return basicRange(a, b, r, 0, n, scalar, storeU, vecOp, scalarOp);
   // Plain stores up to r's first line boundary and after its last whole line (as
-  // ttinterp::streamingCopy).
-  const auto misaligned = int64_t(reinterpret_cast<uintptr_t>(r) % 64 / sizeof(float));
-  const int64_t head = std::min(n, (kLineLanes - misaligned) % kLineLanes);
+  // ttinterp::streamingCopy); r holds floats, so the boundary is a whole lane away.
+  const auto head = int64_t(bytesBeforeLine(r, size_t(n) * sizeof(float)) / sizeof(float));
   const int64_t lines = head + (n - head) / kLineLanes * kLineLanes;
   auto streamed = [](auto v, auto tag, float *p) { hn::Stream(v, tag, p); };
   basicRange(a, b, r, 0, head, scalar, storeU, vecOp, scalarOp);

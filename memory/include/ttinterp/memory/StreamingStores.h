@@ -8,9 +8,21 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace ttinterp {
+
+/// Streaming stores write whole lines of this many bytes.
+constexpr size_t kStreamedLine = 64;
+
+/// Of `size` bytes to be written at dst, those before dst's first line boundary: written by
+/// plain stores, as are those after the last whole line.
+inline size_t bytesBeforeLine(const void *dst, size_t size) {
+  const size_t misaligned = reinterpret_cast<uintptr_t>(dst) % kStreamedLine;
+  return std::min(size, (kStreamedLine - misaligned) % kStreamedLine);
+}
 
 /// memcpy, but the whole 64-byte lines of dst are written by streaming stores (the partial
 /// lines at either end by plain ones: a streamed line that another store also writes would

@@ -183,6 +183,7 @@ struct FrameStorage {
     for (size_t s = 0; s < p.slots.size(); ++s)
       frame.home[s] = frame.arena + p.slots[s].offset;
     frame.storage = frame.home;
+    frame.rowStride.assign(p.slots.size(), 0);
     frame.program = &p;
     frame.memory = &memory;
     frame.maxSteps = options.maxSteps;

@@ -158,6 +158,9 @@ struct Frame {
     std::vector<int64_t> offsets;
     int64_t lo = 0, hi = 0;
     bool oneTag = false;
+    /// Runs of equal length `rowLength` (lanes) whose offsets step by `rowBytes`: the rows of
+    /// a tile inside a matrix. 0 when they are not, or are one run.
+    int64_t rowLength = 0, rowBytes = 0;
   };
   std::vector<StartRuns> startRuns;
   uint64_t loopEntries = 0; ///< Entries into loops with advanced pointers, ever (never 0 after).
@@ -188,6 +191,11 @@ struct Frame {
   /// and move between slots when a region hands values over (moveSlots): always one
   /// buffer per slot, each of a slot's size.
   std::vector<uint8_t *> home;
+
+  /// Per slot: elements from one row to the next of a tile view (readsTileViews, OpSupport.h),
+  /// a 2-D block that its load left in memory, rows apart there; 0 for a dense block. Only
+  /// the loads that may leave views set it (each time they run), only tt.dot reads it.
+  std::vector<int64_t> rowStride;
 
   template <class T> T *at(SlotId s) const { return reinterpret_cast<T *>(storage[s]); }
   uint8_t *bytes(SlotId s) const { return storage[s]; }

@@ -95,6 +95,32 @@ TEST_CASE("the dot's micro-kernel gives every target the FMA chain's bits") {
   }
 }
 
+TEST_CASE("the micro-kernel reads a tile of a larger matrix where it lies, with the same bits") {
+  // a is the 37 x 29 tile at (3, 5) of a 50-column matrix, b the 29 x 45 tile at (2, 7) of a
+  // 61-column one: what a tile view (Frame::rowStride) hands the dot. The dense copies of the
+  // tiles give the expected bits.
+  const int64_t m = 37, n = 45, k = 29, lda = 50, ldb = 61;
+  auto bigA = randomValues<float>(size_t((m + 3) * lda), 9);
+  auto bigB = randomValues<float>(size_t((k + 2) * ldb), 10);
+  auto c = randomValues<float>(size_t(m * n), 11);
+  const float *tileA = bigA.data() + 3 * lda + 5, *tileB = bigB.data() + 2 * ldb + 7;
+  std::vector<float> a(size_t(m * k)), b(size_t(k * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      a[size_t(i * k + p)] = tileA[i * lda + p];
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j)
+      b[size_t(p * n + j)] = tileB[p * ldb + j];
+  std::vector<float> want = referenceGemm(a, b, c, m, n, k);
+  onEveryTarget([&] {
+    std::vector<float> out(c.size());
+    simd::gemm(tileA, lda, tileB, ldb, c.data(), out.data(), m, n, k);
+    CHECK(sameBits(out, want));
+    simd::gemm(tileA, lda, b.data(), n, c.data(), out.data(), m, n, k); // only a in place
+    CHECK(sameBits(out, want));
+  });
+}
+
 TEST_CASE("f32 basic arithmetic is C++ float arithmetic on every target") {
   const int64_t n = 29;
   auto a = randomValues<float>(n, 7), b = randomValues<float>(n, 8);

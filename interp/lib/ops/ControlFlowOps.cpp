@@ -301,13 +301,15 @@ void callKernel(Frame &f, const Instr &in) {
     return;
   }
   // A recursive call reuses the callee's slots: save the live activation
-  // (its arena bytes, and which slots read memory in place).
+  // (its arena bytes, and which slots read memory in place, and how).
   std::vector<uint8_t> saved;
   std::vector<uint8_t *> savedStorage, savedHome;
+  std::vector<int64_t> savedRowStride;
   if (f.active[callee] > 0) {
     saved.assign(f.arena + fn.arenaBegin, f.arena + fn.arenaEnd);
     savedStorage = f.storage;
     savedHome = f.home;
+    savedRowStride = f.rowStride;
   }
   copySlots(f, call.operands, fn.body.blocks[0].arguments);
   ++f.active[callee];
@@ -329,6 +331,7 @@ void callKernel(Frame &f, const Instr &in) {
   std::memcpy(f.arena + fn.arenaBegin, saved.data(), saved.size());
   f.storage = std::move(savedStorage);
   f.home = std::move(savedHome);
+  f.rowStride = std::move(savedRowStride);
   size_t at = 0;
   for (uint32_t r = 0; r < in.numResults; ++r) {
     const Slot &slot = f.slot(in.results[r]);

@@ -134,6 +134,15 @@ template <DType Out> void floatDotKernel(Frame &f, const Instr &in) {
   const DotShape &s = d.s;
   const float *a = f.at<float>(in.operands[0]);
   const float *b = f.at<float>(in.operands[1]);
+  // Tile views (readsTileViews): only an ieee f32 dot of one batch is given them.
+  const int64_t rowsOfA = f.rowStride[in.operands[0]], rowsOfB = f.rowStride[in.operands[1]];
+  if constexpr (Out == DType::F32) {
+    if (rowsOfA || rowsOfB) {
+      simd::gemm(a, rowsOfA ? rowsOfA : s.k, b, rowsOfB ? rowsOfB : s.n, f.at<float>(in.operands[2]),
+                 f.at<float>(in.results[0]), s.m, s.n, s.k);
+      return;
+    }
+  }
   const Repr<Out> *c = f.at<Repr<Out>>(in.operands[2]);
   Repr<Out> *r = f.at<Repr<Out>>(in.results[0]);
   int64_t sa = s.m * s.k, sb = s.k * s.n, sr = s.m * s.n;
@@ -201,6 +210,27 @@ void int8DotKernel(Frame &f, const Instr &in) {
       }
   }
 }
+
+} // namespace
+
+bool readsTileViews(mlir::OpOperand &use) {
+  mlir::Operation *dot = use.getOwner();
+  // Only the left operand: the micro-kernel (simd::gemm) reads each row of `a` in order, once
+  // per column panel, but all k rows of `b` for every few rows of `a`, and b's rows a matrix
+  // row apart in memory (2 KiB in a 512-wide matrix) fall into the same few L1 sets: read in
+  // place, b made a 512^3 matmul 1-19% slower; a in place made it 6-10% faster.
+  if (dot->getName().getStringRef() != "tt.dot" || use.getOperandNumber() != 0)
+    return false;
+  auto isF32Matrix = [](mlir::Value v) {
+    auto t = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
+    return t && t.getRank() == 2 && t.getElementType().isF32();
+  };
+  return isF32Matrix(dot->getOperand(0)) && isF32Matrix(dot->getOperand(1)) &&
+         isF32Matrix(dot->getResult(0)) &&
+         !emulationOf(int(intAttr(dot, "inputPrecision", IEEE)));
+}
+
+namespace {
 
 bool lowerDot(mlir::Operation *op, Lowerer &L) {
   SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1)), c = L.use(op->getOperand(2));

@@ -163,6 +163,8 @@ struct AccessData {
   uint32_t startRuns = 0; ///< an advanced pointer's Frame::startRuns entry
   OuterMaskData outer;    ///< with MaskKind::Outer
   int other = -1;         ///< operand position of a load's `other` (-1: none)
+  /// A load whose only reader takes tile views (readsTileViews): its tile's row length.
+  int64_t viewRowLength = 0;
 };
 
 /// The active lanes of an access: null when every lane is (MaskKind::None, or an outer mask
@@ -287,6 +289,38 @@ void learnStartRuns(Frame &f, Frame::StartRuns &known, const uint64_t *start, in
     known.lo = std::min(known.lo, offset);
     known.hi = std::max(known.hi, offset + run * int64_t(byteSize(D)));
   }
+  known.rowLength = known.rowBytes = 0;
+  if (known.runs.size() > 1) {
+    const int64_t length = known.runs[0].second, step = known.offsets[1];
+    bool rows = true;
+    for (size_t k = 0; k < known.runs.size() && rows; ++k)
+      rows = known.runs[k].second == length && known.offsets[k] == int64_t(k) * step;
+    if (rows) {
+      known.rowLength = length;
+      known.rowBytes = step;
+    }
+  }
+}
+
+/// Leaves a load's tile where it lies (a tile view, readsTileViews): every lane active, its
+/// runs the rows of a tile of `data.viewRowLength` lanes (Frame::StartRuns::rowLength), the
+/// span in memory that no program of the launch can write, so reading it when the dot runs
+/// reads what the load would have, and aligned for D. False (nothing done) otherwise.
+template <DType D>
+bool leaveTileInPlace(Frame &f, const Instr &in, const AccessData &data,
+                      const Frame::StartRuns &known, uint64_t lane0) {
+  constexpr int64_t size = int64_t(byteSize(D));
+  // (Rows 0 bytes apart, a broadcast tile, would read as dense: a stride of 0 means dense.)
+  if (!sameLayout<D>() || data.viewRowLength == 0 || known.rowLength != data.viewRowLength ||
+      known.rowBytes == 0 || known.rowBytes % size != 0)
+    return false;
+  const uint8_t *h = f.memory->translateImmutable(tagged::advance(lane0, known.lo),
+                                                  uint32_t(known.hi - known.lo));
+  if (!h || reinterpret_cast<uintptr_t>(h) % alignof(Repr<D>) != 0)
+    return false;
+  f.readInPlace(in.results[0], h - known.lo);
+  f.rowStride[in.results[0]] = known.rowBytes / size;
+  return true;
 }
 
 /// tt.load through a pointer tensor that its loop advances by one offset for every lane
@@ -334,7 +368,11 @@ template <DType D, MaskKind K, bool HasOther> void advancedLoadKernel(Frame &f, 
   };
   // No mask and several runs (a matmul's tile each iteration): the runs learned at the loop's
   // entry are the load's, with no lanes to classify. (One run may be read in place, below.)
-  if (!mask && oneSpan && known.runs.size() > 1 && copySpan(f.atHome<Repr<D>>(in.results[0])))
+  if (data.viewRowLength)
+    f.rowStride[in.results[0]] = 0; // dense, unless left in place now
+  if (!mask && oneSpan && known.runs.size() > 1 &&
+      (leaveTileInPlace<D>(f, in, data, known, pointerOf(0)) ||
+       copySpan(f.atHome<Repr<D>>(in.results[0]))))
     return;
   LaneRunCursor runs(f, known.breaks.data(), mask, n);
   if (runs.whole() && mem.immutable(pointerOf(0)) && readInPlace<D>(f, in, pointerOf(0), n))
@@ -727,8 +765,12 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
   if (advanced)
     operands.push_back(advanced->counter);
   AccessData data;
-  if (advanced)
+  if (advanced) {
     data.startRuns = advanced->startRuns;
+    mlir::Value tile = op->getResult(0);
+    if (tile.hasOneUse() && readsTileViews(*tile.use_begin()))
+      data.viewRowLength = Lowerer::shapeOf(tile.getType())[1];
+  }
   MaskKind kind = useMask(op, 1, L, operands, data);
   bool hasOther = op->getNumOperands() > 2;
   if (hasOther) {

@@ -224,6 +224,13 @@ inline std::optional<double> splatConstant(mlir::Value v) {
   return std::nullopt;
 }
 
+/// Whether the value read at `use` may be a tile view: a 2-D f32 block left where it lies in
+/// memory, its rows Frame::rowStride elements apart, instead of copied into its slot. Only a
+/// tt.dot that multiplies f32 operands as they are (ieee, an f32 result) reads a view, as its
+/// left operand; the loader of that operand (MemoryOps.cpp) may then leave a tile of
+/// immutable memory in place.
+bool readsTileViews(mlir::OpOperand &use);
+
 /// Integer attribute value, or `fallback` when absent.
 inline int64_t intAttr(mlir::Operation *op, llvm::StringRef name, int64_t fallback = 0) {
   if (auto a = op->getAttrOfType<mlir::IntegerAttr>(name))

@@ -215,10 +215,10 @@ void int8DotKernel(Frame &f, const Instr &in) {
 
 bool readsTileViews(mlir::OpOperand &use) {
   mlir::Operation *dot = use.getOwner();
-  // Only the left operand: the micro-kernel (simd::gemm) reads each row of `a` in order, once
-  // per column panel, but all k rows of `b` for every few rows of `a`, and b's rows a matrix
-  // row apart in memory (2 KiB in a 512-wide matrix) fall into the same few L1 sets: read in
-  // place, b made a 512^3 matmul 1-19% slower; a in place made it 6-10% faster.
+  // Only the left operand: the micro-kernel (simd::gemm) reads a few rows of `a` at a time,
+  // but all k rows of `b` for every few rows of `a`, and b's rows a matrix row apart in memory
+  // (2 KiB in a 512-wide matrix) fall into the same few L1 sets: read in place, b made a
+  // 512^3 matmul 1-19% slower; `a` in place makes it 4-10% faster (docs/performance.md).
   if (dot->getName().getStringRef() != "tt.dot" || use.getOperandNumber() != 0)
     return false;
   auto isF32Matrix = [](mlir::Value v) {

@@ -92,48 +92,41 @@ HWY_INLINE void block(D d, const T *a, int64_t lda, const T *b, int64_t ldb, con
       hn::StoreU(acc[r][v], d, out + (i + r) * n + j + v * L);
 }
 
-/// Rows [i, i + MR) of out, every column: the vector blocks, then the columns past the last
-/// whole vector one chain at a time.
-template <int MR, class D, class T = hn::TFromD<D>>
-HWY_INLINE void rowPanel(D d, const T *a, int64_t lda, const T *b, int64_t ldb, const T *c,
-                         T *out, int64_t n, int64_t k, int64_t i) {
-  const int64_t L = int64_t(hn::Lanes(d));
-  int64_t j = 0;
-  for (; j + 2 * L <= n; j += 2 * L)
-    block<MR, 2>(d, a, lda, b, ldb, c, out, n, k, i, j);
-  for (; j + L <= n; j += L)
-    block<MR, 1>(d, a, lda, b, ldb, c, out, n, k, i, j);
-  for (; j < n; ++j)
-    for (int r = 0; r < MR; ++r)
-      scalarChain(a, lda, b, ldb, c, out, n, k, i + r, j);
-}
-#endif
-
-/// Row panels outer, column blocks inner: a panel's rows of `a` are read from memory once and
-/// stay in L1 while every column block uses them (they may be a tile view, rows far apart in
-/// memory: re-read per column block, they collided in L1's sets), and `b`, dense, stays in L1.
-template <class T>
-HWY_NOINLINE void Gemm(const T *a, int64_t lda, const T *b, int64_t ldb, const T *c, T *out,
-                       int64_t m, int64_t n, int64_t k) {
-  int64_t i = 0;
-#if HWY_NATIVE_FMA && !HWY_HAVE_SCALABLE
-  const hn::ScalableTag<T> d;
+/// Columns [j, j + NV vectors) of out, every row: `b`'s k x NV-vector panel stays in L1 while
+/// the row blocks use it. The next block's rows of `a` are asked for while this one computes:
+/// in a tile view they lie a matrix row apart, beyond the hardware prefetchers' reach, and
+/// each first touch waited on L3 (docs/performance.md, twentieth round).
+template <int NV, class D, class T = hn::TFromD<D>>
+HWY_INLINE void columnPanel(D d, const T *a, int64_t lda, const T *b, int64_t ldb, const T *c,
+                            T *out, int64_t m, int64_t n, int64_t k, int64_t j) {
   constexpr int MR = 4;
+  int64_t i = 0;
   for (; i + MR <= m; i += MR) {
-    // The next panel's rows of `a`, asked for while this panel computes: in a view they lie a
-    // matrix row apart, where the hardware's prefetchers do not look, and each first touch
-    // would wait on L3 (about 8% of a 512^3 matmul from Python).
     if (i + 2 * MR <= m)
       for (int r = 0; r < MR; ++r)
         for (int64_t at = 0; at < k * int64_t(sizeof(T)); at += 64)
           __builtin_prefetch(reinterpret_cast<const uint8_t *>(a + (i + MR + r) * lda) + at);
-    rowPanel<MR>(d, a, lda, b, ldb, c, out, n, k, i);
+    block<MR, NV>(d, a, lda, b, ldb, c, out, n, k, i, j);
   }
   for (; i < m; ++i)
-    rowPanel<1>(d, a, lda, b, ldb, c, out, n, k, i);
+    block<1, NV>(d, a, lda, b, ldb, c, out, n, k, i, j);
+}
 #endif
-  for (; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j)
+
+template <class T>
+HWY_NOINLINE void Gemm(const T *a, int64_t lda, const T *b, int64_t ldb, const T *c, T *out,
+                       int64_t m, int64_t n, int64_t k) {
+  int64_t j = 0;
+#if HWY_NATIVE_FMA && !HWY_HAVE_SCALABLE
+  const hn::ScalableTag<T> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  for (; j + 2 * L <= n; j += 2 * L)
+    columnPanel<2>(d, a, lda, b, ldb, c, out, m, n, k, j);
+  for (; j + L <= n; j += L)
+    columnPanel<1>(d, a, lda, b, ldb, c, out, m, n, k, j);
+#endif
+  for (; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i)
       scalarChain(a, lda, b, ldb, c, out, n, k, i, j);
 }
 

@@ -134,15 +134,10 @@ template <DType Out> void floatDotKernel(Frame &f, const Instr &in) {
   const DotShape &s = d.s;
   const float *a = f.at<float>(in.operands[0]);
   const float *b = f.at<float>(in.operands[1]);
-  // Tile views (readsTileViews): only an ieee f32 dot of one batch is given them.
-  const int64_t rowsOfA = f.rowStride[in.operands[0]], rowsOfB = f.rowStride[in.operands[1]];
-  if constexpr (Out == DType::F32) {
-    if (rowsOfA || rowsOfB) {
-      simd::gemm(a, rowsOfA ? rowsOfA : s.k, b, rowsOfB ? rowsOfB : s.n, f.at<float>(in.operands[2]),
-                 f.at<float>(in.results[0]), s.m, s.n, s.k);
-      return;
-    }
-  }
+  // a may be a tile view (readsTileViews): given only to an ieee dot of one batch with an f32
+  // result, so only the one-pass f32 path below meets a stride other than k.
+  const int64_t viewRows = f.rowStride[in.operands[0]];
+  const int64_t lda = viewRows ? viewRows : s.k;
   const Repr<Out> *c = f.at<Repr<Out>>(in.operands[2]);
   Repr<Out> *r = f.at<Repr<Out>>(in.results[0]);
   int64_t sa = s.m * s.k, sb = s.k * s.n, sr = s.m * s.n;
@@ -162,7 +157,7 @@ template <DType Out> void floatDotKernel(Frame &f, const Instr &in) {
     if (!e || e->crossTerms.empty()) {
       if constexpr (Out == DType::F32) {
         // One pass (ieee, tf32): straight into the result, which may be c itself.
-        simd::gemm(A, B, C, r + bi * sr, s.m, s.n, s.k);
+        simd::gemm(A, lda, B, s.n, C, r + bi * sr, s.m, s.n, s.k);
         continue;
       }
       for (int64_t i = 0; i < sr; ++i)

@@ -23,8 +23,9 @@ void gemm(const float *a, const float *b, const float *c, float *out, int64_t m,
           int64_t k);
 void gemm(const double *a, const double *b, const double *c, double *out, int64_t m, int64_t n,
           int64_t k);
-/// The same with a's rows `lda` elements apart and b's `ldb` (>= k and >= n): operands read
-/// where they lie in memory (a tile of a larger matrix) instead of from a dense copy.
+/// The same with a's rows `lda` elements apart and b's `ldb`: operands read where they lie in
+/// memory (a tile of a larger matrix) instead of from a dense copy. They are only read, so any
+/// stride is right, rows overlapping or in reverse too.
 void gemm(const float *a, int64_t lda, const float *b, int64_t ldb, const float *c, float *out,
           int64_t m, int64_t n, int64_t k);
 

@@ -93,16 +93,18 @@ HWY_INLINE void block(D d, const T *a, int64_t lda, const T *b, int64_t ldb, con
 }
 
 /// Columns [j, j + NV vectors) of out, every row: `b`'s k x NV-vector panel stays in L1 while
-/// the row blocks use it. The next block's rows of `a` are asked for while this one computes:
-/// in a tile view they lie a matrix row apart, beyond the hardware prefetchers' reach, and
-/// each first touch waited on L3 (docs/performance.md, twentieth round).
+/// the row blocks use it. With `prefetchRows`, the next block's rows of `a` are asked for while
+/// this one computes: in a tile view they lie a matrix row apart, beyond the hardware
+/// prefetchers' reach, and each first touch waited on L3 (docs/performance.md, twentieth
+/// round).
 template <int NV, class D, class T = hn::TFromD<D>>
 HWY_INLINE void columnPanel(D d, const T *a, int64_t lda, const T *b, int64_t ldb, const T *c,
-                            T *out, int64_t m, int64_t n, int64_t k, int64_t j) {
+                            T *out, int64_t m, int64_t n, int64_t k, int64_t j,
+                            bool prefetchRows) {
   constexpr int MR = 4;
   int64_t i = 0;
   for (; i + MR <= m; i += MR) {
-    if (i + 2 * MR <= m)
+    if (prefetchRows && i + 2 * MR <= m)
       for (int r = 0; r < MR; ++r)
         for (int64_t at = 0; at < k * int64_t(sizeof(T)); at += 64)
           __builtin_prefetch(reinterpret_cast<const uint8_t *>(a + (i + MR + r) * lda) + at);
@@ -120,10 +122,14 @@ HWY_NOINLINE void Gemm(const T *a, int64_t lda, const T *b, int64_t ldb, const T
 #if HWY_NATIVE_FMA && !HWY_HAVE_SCALABLE
   const hn::ScalableTag<T> d;
   const int64_t L = int64_t(hn::Lanes(d));
+  // Only the first panel asks for a's rows, and only when they are strided: the later panels
+  // find them in L2, and contiguous rows are what the hardware prefetchers follow; a prefetch
+  // that finds its line cached still costs its instructions (twenty-first round).
+  const bool strided = lda != k;
   for (; j + 2 * L <= n; j += 2 * L)
-    columnPanel<2>(d, a, lda, b, ldb, c, out, m, n, k, j);
+    columnPanel<2>(d, a, lda, b, ldb, c, out, m, n, k, j, j == 0 && strided);
   for (; j + L <= n; j += L)
-    columnPanel<1>(d, a, lda, b, ldb, c, out, m, n, k, j);
+    columnPanel<1>(d, a, lda, b, ldb, c, out, m, n, k, j, j == 0 && strided);
 #endif
   for (; j < n; ++j)
     for (int64_t i = 0; i < m; ++i)

@@ -9,6 +9,8 @@
 //
 // Usage: ttinterp-bench [--repeats N] [--threads N] [--only NAME] [--hazards] [--phases]
 //                       [--interpreted-only] [--memory | --memory-in-place | --gemm | --tiny]
+//   --only     one case (vector_add, softmax, matmul_ieee, matmul_tf32, layernorm16, layernorm);
+//              only its inputs are made, and an unknown name is an error (exit code 2)
 //   --hazards  also time each kernel with cross-program hazard tracking on
 //   --phases   also split each interpreted launch into prepare, run and write-back
 //   --interpreted-only  only the interpreted launches, on --threads threads (for profilers)
@@ -544,6 +546,14 @@ int main(int argc, char **argv) {
                                           (part + 1) * rows / parts);
                    }});
 
+  if (!only.empty() &&
+      std::none_of(cases.begin(), cases.end(), [&](const Case &cs) { return cs.name == only; })) {
+    std::string names;
+    for (const Case &cs : cases)
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", cs.name);
+    fmt::print(stderr, "ttinterp-bench: no case named '{}' (cases: {})\n", only, names);
+    return 2;
+  }
   if (!interpretedOnly)
     fmt::print("vector kernels: {}; vector controls: {}\n", interp::vectorTarget(),
                bench::vectorControlTarget());

@@ -416,7 +416,8 @@ int main(int argc, char **argv) {
   std::vector<Case> cases;
   // Inputs are made only for the cases that run (--only): generating all of them takes longer
   // than a profiled case's launches, and would be most of its profile.
-  auto size = [&](int64_t elements, std::initializer_list<const char *> names) -> int64_t {
+  auto inputElements = [&](int64_t elements,
+                           std::initializer_list<const char *> names) -> int64_t {
     if (only.empty())
       return elements;
     for (const char *name : names)
@@ -427,7 +428,7 @@ int main(int argc, char **argv) {
 
   // vector add, 2^24 f32
   const int64_t n = int64_t(1) << 24;
-  const int64_t addSize = size(n, {"vector_add"});
+  const int64_t addSize = inputElements(n, {"vector_add"});
   std::vector<float> x = randomVector(addSize, 1), y = randomVector(addSize, 2), out(addSize);
   Kernel add = load("vector_add");
   cases.push_back({"vector_add", "2^24 f32",
@@ -445,7 +446,7 @@ int main(int argc, char **argv) {
 
   // softmax, 4096 x 1024 f32
   const int64_t rows = 4096, cols = 1024;
-  const int64_t softmaxSize = size(rows * cols, {"softmax"});
+  const int64_t softmaxSize = inputElements(rows * cols, {"softmax"});
   std::vector<float> sin = randomVector(softmaxSize, 3), sout(softmaxSize);
   Kernel softmax = load("softmax_1024");
   cases.push_back({"softmax", "4096x1024 f32",
@@ -474,8 +475,9 @@ int main(int argc, char **argv) {
 
   // matmul, 512^3 f32 (ieee and tf32)
   const int64_t m = 512;
-  const int64_t matrixSize = size(m * m, {"matmul_ieee", "matmul_tf32"});
-  std::vector<float> a = randomVector(matrixSize, 4), b = randomVector(matrixSize, 5), c(matrixSize);
+  const int64_t matrixSize = inputElements(m * m, {"matmul_ieee", "matmul_tf32"});
+  std::vector<float> a = randomVector(matrixSize, 4), b = randomVector(matrixSize, 5),
+                     c(matrixSize);
   Kernel mmIeee = load("matmul_ieee"), mmTf32 = load("matmul_tf32");
   auto gemm = [&](int64_t part, int64_t parts) {
     // Row blocks of C = A B: each part multiplies its rows of A by all of B.
@@ -504,7 +506,7 @@ int main(int argc, char **argv) {
   // layernorm forward, 4096 x 16: the same program on rows of 16, so that what each program
   // costs beyond its data (the interpreter's steps) is most of the time.
   constexpr int64_t narrowCols = 16;
-  const int64_t narrowRows = size(rows, {"layernorm16"});
+  const int64_t narrowRows = inputElements(rows, {"layernorm16"});
   std::vector<float> nx = randomVector(narrowRows * narrowCols, 9), ny(narrowRows * narrowCols),
                      nw = randomVector(narrowCols, 10), nbias = randomVector(narrowCols, 11),
                      nmean(narrowRows), nrstd(narrowRows);
@@ -526,7 +528,7 @@ int main(int argc, char **argv) {
                    }});
 
   // layernorm forward, 4096 x 1024
-  const int64_t layernormRows = size(rows, {"layernorm"});
+  const int64_t layernormRows = inputElements(rows, {"layernorm"});
   std::vector<float> lx = randomVector(layernormRows * cols, 6), ly(layernormRows * cols),
                      w = randomVector(cols, 7), bias = randomVector(cols, 8), mean(layernormRows),
                      rstd(layernormRows);

@@ -179,7 +179,53 @@ mlir::Operation *nextLink(mlir::Operation *op) {
   return chainable(user) && user->getBlock() == op->getBlock() ? user : nullptr;
 }
 
+/// A splat of a scalar, or a splat constant: one value in every lane.
+bool isUniform(mlir::Value v) {
+  mlir::Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  llvm::StringRef name = def->getName().getStringRef();
+  if (name == "tt.splat")
+    return !mlir::isa<mlir::ShapedType>(def->getOperand(0).getType());
+  if (name != "arith.constant")
+    return false;
+  auto dense = def->getAttrOfType<mlir::DenseElementsAttr>("value");
+  return dense && dense.isSplat();
+}
+
 } // namespace
+
+std::vector<std::pair<unsigned, mlir::Operation *>> advancedPointers(mlir::Operation *forOp) {
+  std::vector<std::pair<unsigned, mlir::Operation *>> found;
+  mlir::Region &region = forOp->getRegion(0);
+  if (!region.hasOneBlock())
+    return found;
+  mlir::Block &body = region.front();
+  mlir::Operation *yield = body.getTerminator();
+  for (unsigned i = 0; i < forOp->getNumResults() && i < yield->getNumOperands(); ++i) {
+    mlir::BlockArgument arg = body.getArgument(i + 1);
+    auto type = mlir::dyn_cast<mlir::RankedTensorType>(arg.getType());
+    if (!type || !mlir::isa<mlir::triton::PointerType>(type.getElementType()) ||
+        !forOp->getResult(i).use_empty())
+      continue;
+    mlir::Operation *add = yield->getOperand(i).getDefiningOp();
+    if (!add || add->getName().getStringRef() != "tt.addptr" || add->getBlock() != &body ||
+        add->getOperand(0) != arg || !add->getResult(0).hasOneUse() ||
+        !isUniform(add->getOperand(1)))
+      continue;
+    bool onlyLoads = true;
+    for (mlir::OpOperand &use : arg.getUses()) {
+      mlir::Operation *user = use.getOwner();
+      if (user == add && use.getOperandNumber() == 0)
+        continue;
+      onlyLoads &= user->getName().getStringRef() == "tt.load" && use.getOperandNumber() == 0 &&
+                   user->getBlock() == &body && user->isBeforeInBlock(add);
+    }
+    if (onlyLoads)
+      found.emplace_back(i, add);
+  }
+  return found;
+}
 
 void FusionPlan::findChains(mlir::Operation *function) {
   function->walk([&](mlir::Operation *root) {
@@ -258,6 +304,94 @@ void FusionPlan::matchOuterMask(mlir::Operation *access) {
     elided_.insert(op);
 }
 
+void FusionPlan::matchOuterPointers(mlir::Operation *addptr) {
+  mlir::Value result = addptr->getResult(0);
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(result.getType());
+  if (!type || type.getRank() != 2)
+    return;
+  auto pointer = mlir::dyn_cast<mlir::triton::PointerType>(type.getElementType());
+  const int64_t m = type.getShape()[0], n = type.getShape()[1];
+  // (A table of pointers is not a tile of scalars: its loads go lane by lane anyway.)
+  if (!pointer || !pointer.getPointeeType().isIntOrFloat() || m < 2 || n < 2)
+    return;
+  // What builds the pointers, each read by the next alone (so that all are elided, and the
+  // lives of the values they read run to the accesses: ArenaLayout.cpp follows elided ops).
+  llvm::SmallVector<mlir::Operation *, 5> built{addptr};
+  auto soleDef = [](mlir::Value v, llvm::StringRef name) -> mlir::Operation * {
+    mlir::Operation *def = v.getDefiningOp();
+    return is(def, name) && v.hasOneUse() ? def : nullptr;
+  };
+  // The [M, 1] or [1, N] value a broadcast to [M, N] reads, and which of the two it is.
+  auto factor = [&](mlir::Value v, bool &alongRows) -> mlir::Value {
+    mlir::Operation *broadcast = soleDef(v, "tt.broadcast");
+    if (!broadcast)
+      return nullptr;
+    auto from = mlir::cast<mlir::RankedTensorType>(broadcast->getOperand(0).getType());
+    if (from.getRank() != 2)
+      return nullptr;
+    if (from.getShape()[0] == m && from.getShape()[1] == 1)
+      alongRows = true;
+    else if (from.getShape()[0] == 1 && from.getShape()[1] == n)
+      alongRows = false;
+    else
+      return nullptr;
+    built.push_back(broadcast);
+    return broadcast->getOperand(0);
+  };
+  OuterPointers outer;
+  bool alongRows = false;
+  if (mlir::Value pointers = factor(addptr->getOperand(0), alongRows)) {
+    outer.pointers = pointers;
+    outer.along = alongRows ? OuterPointers::Rows : OuterPointers::Columns;
+    bool offsetsAlongRows = false;
+    mlir::Value offsets = factor(addptr->getOperand(1), offsetsAlongRows);
+    if (!offsets || offsetsAlongRows == alongRows)
+      return;
+    (offsetsAlongRows ? outer.rowOffsets : outer.columnOffsets) = offsets;
+  } else if (mlir::Value base = splatSource(addptr->getOperand(0))) {
+    // The scalar is read by the accesses; the splat goes if nothing else reads it.
+    outer.pointers = base;
+    if (addptr->getOperand(0).hasOneUse())
+      built.push_back(addptr->getOperand(0).getDefiningOp());
+    mlir::Operation *sum = soleDef(addptr->getOperand(1), "arith.addi");
+    if (!sum)
+      return;
+    built.push_back(sum);
+    bool firstAlongRows = false, secondAlongRows = false;
+    mlir::Value first = factor(sum->getOperand(0), firstAlongRows);
+    mlir::Value second = factor(sum->getOperand(1), secondAlongRows);
+    if (!first || !second || firstAlongRows == secondAlongRows)
+      return;
+    outer.rowOffsets = firstAlongRows ? first : second;
+    outer.columnOffsets = firstAlongRows ? second : first;
+  } else {
+    return;
+  }
+  mlir::Value someOffsets = outer.rowOffsets ? outer.rowOffsets : outer.columnOffsets;
+  auto offsetType = mlir::cast<mlir::RankedTensorType>(someOffsets.getType()).getElementType();
+  if (!offsetType.isInteger(32) && !offsetType.isInteger(64))
+    return;
+  // Every reader takes the outer form: an access's pointers, or a loop's advanced pointer.
+  llvm::SmallVector<mlir::Value, 2> advanced;
+  for (mlir::OpOperand &use : result.getUses()) {
+    mlir::Operation *user = use.getOwner();
+    if ((is(user, "tt.load") || is(user, "tt.store")) && use.getOperandNumber() == 0)
+      continue;
+    if (!is(user, "scf.for") || use.getOperandNumber() < 3)
+      return;
+    const unsigned arg = use.getOperandNumber() - 3;
+    auto loopAdvances = advancedPointers(user);
+    if (llvm::none_of(loopAdvances, [&](const auto &a) { return a.first == arg; }))
+      return;
+    advanced.push_back(user->getRegion(0).front().getArgument(arg + 1));
+  }
+  outerPointers_[result] = outer;
+  for (mlir::Value blockArgument : advanced)
+    outerPointers_[blockArgument] = outer;
+  for (mlir::Operation *op : built)
+    elided_.insert(op);
+}
+
 void FusionPlan::analyze(mlir::Operation *function) {
   findChains(function);
   llvm::SmallVector<mlir::Operation *> chainOps;
@@ -330,6 +464,10 @@ void FusionPlan::analyze(mlir::Operation *function) {
       }
     }
   }
+  function->walk([&](mlir::Operation *op) {
+    if (is(op, "tt.addptr"))
+      matchOuterPointers(op);
+  });
 }
 
 } // namespace ttinterp::interp

@@ -15,6 +15,11 @@
 // its result: a whole block is computed straight into the shadow (or the
 // caller's memory, in place) instead of into a block that the store copies.
 //
+// A 2-D tile's pointers (`x + rows[:, None] * ld + cols[None, :]`, OuterPointers) are the
+// same in two dimensions: the access, or the loop that advances them, reads the M row and
+// N column values, and the broadcasts, sums and addptr that would build M x N pointers are
+// never emitted.
+//
 // An element-wise chain (`(x - mean) * rstd * w + b`: f32 arithmetic and selects of one
 // block, each op's result used only by the next op of the chain) is run by its last op,
 // as one instruction that ChainCompiler.h can compile into one loop; a fused store runs a
@@ -32,6 +37,8 @@
 #include <climits>
 #include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace ttinterp::interp {
 
@@ -93,6 +100,32 @@ struct OuterMask {
   mlir::Value rows, cols; ///< i1 [M, 1] and [1, N]; either may be null (true everywhere)
 };
 
+/// The pointers of a 2-D tt.load or tt.store spelled as Triton spells a tile's: lane (i, j) is
+/// a pointer (the same for every lane, or one per row, or one per column) advanced by the sum
+/// of row i's and column j's offsets (either may be absent: 0). Triton writes
+///   x + (rows[:, None] * ld + cols[None, :])   tt.addptr(tt.splat(x),
+///                                                 arith.addi(tt.broadcast(r), tt.broadcast(c)))
+///   x + rows[:, None] * ld + cols[None, :]     tt.addptr(tt.broadcast(x + r), tt.broadcast(c))
+/// (the last also with the pointers along the columns, [1, N], and the offsets along the rows).
+/// The addptr, addi, splat and broadcasts, which nothing else reads, are not emitted: the
+/// access finds its rows from M + N values instead of materialising, copying and scanning
+/// M x N pointers (a 64 x 64 tile's 32 KiB), and the offsets wrap in their type as the addi
+/// would have.
+struct OuterPointers {
+  enum Along : uint8_t { Everywhere, Rows, Columns };
+  mlir::Value pointers; ///< scalar (Everywhere), [M, 1] (Rows) or [1, N] (Columns)
+  Along along = Everywhere;
+  mlir::Value rowOffsets, columnOffsets; ///< integer [M, 1] and [1, N]; null: none
+};
+
+/// The iteration arguments of an scf.for that are pointer tensors it only loads through and
+/// advances by one offset for every lane (Lowerer::AdvancedPointer), with their addptrs:
+/// argument i's yielded value is tt.addptr(argument, splat) in the loop's block, its other
+/// uses are the pointers of tt.loads before that addptr in the same block (so every load
+/// reads the pointers of its own iteration), and the loop's result i is unused (after the
+/// loop, the argument's slot still holds the starting pointers).
+std::vector<std::pair<unsigned, mlir::Operation *>> advancedPointers(mlir::Operation *forOp);
+
 /// f32 tensor ops of one block (arith.addf/subf/mulf/divf/negf, maxnumf/minnumf/
 /// maximumf/minimumf, math.sqrt/rsqrt/absf, arith.select of a tensor mask, arith.cmpf making
 /// such a mask) in block order; each but the last has no reader but a later op of the chain.
@@ -120,6 +153,13 @@ public:
     auto it = outerMasks_.find(op);
     return it == outerMasks_.end() ? nullptr : &it->second;
   }
+  /// The outer form of a 2-D pointer tensor: a tt.load's or tt.store's pointer operand, or
+  /// the advanced pointer (an scf.for's block argument) that a loop starts from one; null
+  /// when it has none.
+  const OuterPointers *outerPointers(mlir::Value pointers) const {
+    auto it = outerPointers_.find(pointers);
+    return it == outerPointers_.end() ? nullptr : &it->second;
+  }
   /// Ops whose every result is used only through fused accesses: not emitted.
   bool elided(mlir::Operation *op) const { return elided_.contains(op); }
   /// Element-wise ops that the fused store of their result runs (ContiguousAccess::producer):
@@ -139,10 +179,14 @@ private:
   void findChains(mlir::Operation *function);
   /// Records `access`'s mask as an OuterMask (and elides what built it) when it is one.
   void matchOuterMask(mlir::Operation *access);
+  /// Records `addptr` as OuterPointers (and elides what built it) when it is one and only
+  /// accesses and loops that advance it read it.
+  void matchOuterPointers(mlir::Operation *addptr);
 
   llvm::DenseMap<mlir::Operation *, ContiguousAccess> accesses_;
   llvm::DenseMap<mlir::Operation *, RangeCompare> compares_;
   llvm::DenseMap<mlir::Operation *, OuterMask> outerMasks_;
+  llvm::DenseMap<mlir::Value, OuterPointers> outerPointers_;
   llvm::DenseSet<mlir::Operation *> elided_;
   llvm::DenseSet<mlir::Operation *> forwarded_;
   llvm::DenseMap<mlir::Operation *, ElementwiseChain> chains_;

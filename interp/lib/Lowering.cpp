@@ -107,7 +107,7 @@ SlotId Lowerer::use(mlir::Value v) {
 }
 
 void Lowerer::advancePointer(mlir::Value iterArg, mlir::Operation *addptr, SlotId counter) {
-  advanced_[iterArg] = AdvancedPointer{counter, program_.startRunsCaches++};
+  advanced_[iterArg] = AdvancedPointer{counter, startRunsCache()};
   advancing_[addptr] = iterArg;
 }
 

@@ -144,6 +144,10 @@ public:
   const RangeCompare *rangeCompare(mlir::Operation *op) const { return fusion_.rangeCompare(op); }
   /// The outer-product mask of a 2-D load or store (FusionPlan::outerMask), or null.
   const OuterMask *outerMask(mlir::Operation *op) const { return fusion_.outerMask(op); }
+  /// The outer form of a 2-D pointer tensor (FusionPlan::outerPointers), or null.
+  const OuterPointers *outerPointers(mlir::Value v) const { return fusion_.outerPointers(v); }
+  /// A new entry of Frame::startRuns, for one access that learns its runs.
+  uint32_t startRunsCache() { return program_.startRunsCaches++; }
 
   /// The dtype an MLIR type holds (element type for tensors); nullopt if unsupported.
   static std::optional<DType> dtypeOf(mlir::Type t);

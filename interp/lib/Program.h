@@ -107,7 +107,7 @@ public:
   std::vector<std::unique_ptr<Function>> functions; ///< [0] is the kernel.
   std::vector<ConstantInit> constants;
   size_t arenaSize = 0;
-  uint32_t startRunsCaches = 0; ///< Loads through advanced pointers (Frame::startRuns).
+  uint32_t startRunsCaches = 0; ///< Accesses that learn their runs (Frame::startRuns).
   uint32_t accessHistories = 0; ///< Fused contiguous accesses (Frame::lastAccess).
   /// Whether a program may wait for another (an scf.while, which is how spin-waits are
   /// written, or an atomic poll without a timeout): such kernels run their programs one at
@@ -161,6 +161,9 @@ struct Frame {
     /// Runs of equal length `rowLength` (lanes) whose offsets step by `rowBytes`: the rows of
     /// a tile inside a matrix. 0 when they are not, or are one run.
     int64_t rowLength = 0, rowBytes = 0;
+    /// Outer pointers (OuterPointers, Fusion.h): the pointer of each row's first lane when
+    /// every row's lanes are consecutive, else every lane's pointer in `lanePointers`.
+    std::vector<uint64_t> rowStarts, lanePointers;
   };
   std::vector<StartRuns> startRuns;
   uint64_t loopEntries = 0; ///< Entries into loops with advanced pointers, ever (never 0 after).

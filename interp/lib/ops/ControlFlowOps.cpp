@@ -87,56 +87,6 @@ void forKernel(Frame &f, const Instr &in) {
   }
 }
 
-bool isSplat(mlir::Value v) {
-  mlir::Operation *def = v.getDefiningOp();
-  if (!def)
-    return false;
-  llvm::StringRef name = def->getName().getStringRef();
-  if (name == "tt.splat")
-    return !mlir::isa<mlir::ShapedType>(def->getOperand(0).getType());
-  if (name != "arith.constant")
-    return false;
-  auto dense = def->getAttrOfType<mlir::DenseElementsAttr>("value");
-  return dense && dense.isSplat();
-}
-
-/// The iteration arguments of an scf.for that are pointer tensors it only loads through and
-/// advances by one offset for every lane (Lowerer::AdvancedPointer), with their addptrs:
-/// argument i's yielded value is tt.addptr(argument, splat) in the loop's block, its other
-/// uses are the pointers of tt.loads before that addptr in the same block (so every load
-/// reads the pointers of its own iteration), and the loop's result i is unused (after the
-/// loop, the argument's slot still holds the starting pointers).
-std::vector<std::pair<unsigned, mlir::Operation *>> advancedPointers(mlir::Operation *forOp) {
-  std::vector<std::pair<unsigned, mlir::Operation *>> found;
-  mlir::Region &region = forOp->getRegion(0);
-  if (!region.hasOneBlock())
-    return found;
-  mlir::Block &body = region.front();
-  mlir::Operation *yield = body.getTerminator();
-  for (unsigned i = 0; i < forOp->getNumResults() && i < yield->getNumOperands(); ++i) {
-    mlir::BlockArgument arg = body.getArgument(i + 1);
-    auto type = mlir::dyn_cast<mlir::RankedTensorType>(arg.getType());
-    if (!type || !mlir::isa<mlir::triton::PointerType>(type.getElementType()) ||
-        !forOp->getResult(i).use_empty())
-      continue;
-    mlir::Operation *add = yield->getOperand(i).getDefiningOp();
-    if (!add || add->getName().getStringRef() != "tt.addptr" || add->getBlock() != &body ||
-        add->getOperand(0) != arg || !add->getResult(0).hasOneUse() || !isSplat(add->getOperand(1)))
-      continue;
-    bool onlyLoads = true;
-    for (mlir::OpOperand &use : arg.getUses()) {
-      mlir::Operation *user = use.getOwner();
-      if (user == add && use.getOperandNumber() == 0)
-        continue;
-      onlyLoads &= user->getName().getStringRef() == "tt.load" && use.getOperandNumber() == 0 &&
-                   user->getBlock() == &body && user->isBeforeInBlock(add);
-    }
-    if (onlyLoads)
-      found.emplace_back(i, add);
-  }
-  return found;
-}
-
 bool lowerFor(mlir::Operation *op, Lowerer &L) {
   ForData d;
   for (auto [i, add] : advancedPointers(op)) {
@@ -158,6 +108,9 @@ bool lowerFor(mlir::Operation *op, Lowerer &L) {
     SlotId arg = entry.arguments[i + 1];
     d.iterArgs.push_back(arg);
     L.bind(op->getResult(unsigned(i)), arg);
+    // Its loads read the outer form's pointers and offsets (Fusion.h), never the argument.
+    if (L.outerPointers(op->getRegion(0).front().getArgument(unsigned(i) + 1)))
+      continue;
     bool constant = L.isConstant(inits[i]);
     (constant ? d.constantInits : d.inits).push_back(inits[i]);
     (constant ? d.constantArgs : d.copiedArgs).push_back(arg);

@@ -21,6 +21,12 @@
 namespace ttinterp::interp {
 namespace {
 
+/// log2 of D's bytes in memory: the shift tt.addptr turns an element offset into bytes with.
+template <DType D> constexpr unsigned log2Size() {
+  static_assert(byteSize(D) == 1 || byteSize(D) == 2 || byteSize(D) == 4 || byteSize(D) == 8);
+  return byteSize(D) == 8 ? 3 : byteSize(D) == 4 ? 2 : byteSize(D) == 2 ? 1 : 0;
+}
+
 /// True when D's bytes in memory are its compute representation (no
 /// conversion: i8..i64, f32, f64), so runs move with memcpy.
 template <DType D> constexpr bool sameLayout() {
@@ -158,10 +164,24 @@ const uint8_t *outerMaskLanes(Frame &f, const Instr &in, const OuterMaskData &d)
   return lanes;
 }
 
+/// Outer pointers (OuterPointers, Fusion.h): operand 0 holds the pointers (one, M or N of
+/// them), and the operands at `rowOffsets` and `columnOffsets` (-1: none) the offsets; the
+/// others follow at the positions given.
+struct OuterPointerData {
+  int64_t m = 0, n = 0;
+  OuterPointers::Along along = OuterPointers::Everywhere;
+  bool wideOffsets = false; ///< i64 offsets; i32 otherwise
+  int rowOffsets = -1, columnOffsets = -1;
+  int counter = -1; ///< an advanced pointer's (Lowerer::AdvancedPointer)
+  int value = -1;   ///< a store's
+  int mask = -1;    ///< a Lanes mask
+};
+
 /// What a load or store instruction carries besides its operands.
 struct AccessData {
-  uint32_t startRuns = 0; ///< an advanced pointer's Frame::startRuns entry
+  uint32_t startRuns = 0; ///< an advanced pointer's (or outer pointers') Frame::startRuns entry
   OuterMaskData outer;    ///< with MaskKind::Outer
+  OuterPointerData outerPointers; ///< of an access through outer pointers
   int other = -1;         ///< operand position of a load's `other` (-1: none)
   /// A load whose only reader takes tile views (readsTileViews): its tile's row length.
   int64_t viewRowLength = 0;
@@ -267,23 +287,21 @@ template <DType D, MaskKind K, bool HasOther> void loadKernel(Frame &f, const In
   loadRuns<D, HasOther>(f, in, runs, pointerOf, other, f.atHome<Repr<D>>(in.results[0]), n);
 }
 
-/// What the loads through an advanced pointer reuse for one entry into its loop: the run
-/// breaks of the starting pointers, and the runs of a load with every lane active.
-template <DType D>
-void learnStartRuns(Frame &f, Frame::StartRuns &known, const uint64_t *start, int64_t n,
-                    uint64_t loopEntry) {
-  known.breaks.resize(size_t((n + 63) / 64));
-  simd::laneBreaks(start, n, byteSize(D), known.breaks.data());
-  known.loopEntry = loopEntry;
+/// The runs, offsets, span and rows of `known` from its breaks; startOf(i) is lane i's
+/// pointer (asked for the first lane of each run).
+template <DType D, class PointerOf>
+void describeRuns(Frame &f, Frame::StartRuns &known, int64_t n, PointerOf startOf) {
   known.runs.clear();
   known.offsets.clear();
   known.lo = known.hi = 0;
   known.oneTag = n > 0;
+  const uint64_t start0 = n > 0 ? startOf(0) : 0;
   LaneRunCursor all(f, known.breaks.data(), nullptr, n);
   for (int64_t i, run; all.next(i, run);) {
     // Offsets between addresses of one tag: a real span of memory when every run is in it.
-    int64_t offset = int64_t(tagged::address(start[i]) - tagged::address(start[0]));
-    known.oneTag &= tagged::tag(start[i]) == tagged::tag(start[0]);
+    const uint64_t first = startOf(i);
+    int64_t offset = int64_t(tagged::address(first) - tagged::address(start0));
+    known.oneTag &= tagged::tag(first) == tagged::tag(start0);
     known.runs.emplace_back(i, run);
     known.offsets.push_back(offset);
     known.lo = std::min(known.lo, offset);
@@ -300,6 +318,122 @@ void learnStartRuns(Frame &f, Frame::StartRuns &known, const uint64_t *start, in
       known.rowBytes = step;
     }
   }
+}
+
+/// What the loads through an advanced pointer reuse for one entry into its loop: the run
+/// breaks of the starting pointers, and the runs of a load with every lane active.
+template <DType D>
+void learnStartRuns(Frame &f, Frame::StartRuns &known, const uint64_t *start, int64_t n,
+                    uint64_t loopEntry) {
+  known.breaks.resize(size_t((n + 63) / 64));
+  simd::laneBreaks(start, n, byteSize(D), known.breaks.data());
+  known.loopEntry = loopEntry;
+  describeRuns<D>(f, known, n, [start](int64_t i) { return start[i]; });
+}
+
+/// The lanes of outer pointers (OuterPointerData): lane (i, j) is tt.addptr's sum of the
+/// pointer and the offset that the unfused ops would have put there.
+struct OuterLanes {
+  const uint64_t *pointers;
+  const void *rowOffsets = nullptr, *columnOffsets = nullptr;
+  const OuterPointerData &shape;
+  unsigned shift; ///< log2 of the pointee's bytes
+
+  OuterLanes(const Frame &f, const Instr &in, const OuterPointerData &d, unsigned shift)
+      : pointers(f.at<uint64_t>(in.operands[0])), shape(d), shift(shift) {
+    if (d.rowOffsets >= 0)
+      rowOffsets = f.storage[in.operands[d.rowOffsets]];
+    if (d.columnOffsets >= 0)
+      columnOffsets = f.storage[in.operands[d.columnOffsets]];
+  }
+  /// The k-th of `offsets` as a 64-bit pattern (0 when there are none).
+  uint64_t offsetBits(const void *offsets, int64_t k) const {
+    if (!offsets)
+      return 0;
+    return shape.wideOffsets ? uint64_t(static_cast<const int64_t *>(offsets)[k])
+                             : uint64_t(int64_t(static_cast<const int32_t *>(offsets)[k]));
+  }
+  /// Lane (i, j)'s offset as arith.addi sums it: wrapping in the offsets' type.
+  int64_t offset(int64_t i, int64_t j) const {
+    uint64_t sum = offsetBits(rowOffsets, i) + offsetBits(columnOffsets, j);
+    return shape.wideOffsets ? int64_t(sum) : int64_t(int32_t(uint32_t(sum)));
+  }
+  uint64_t pointer(int64_t i, int64_t j) const {
+    return pointers[shape.along == OuterPointers::Rows      ? i
+                    : shape.along == OuterPointers::Columns ? j
+                                                            : 0];
+  }
+  /// As addPtrKernel adds an offset: its bits shifted, wrapping.
+  uint64_t at(int64_t i, int64_t j) const {
+    return tagged::advance(pointer(i, j), int64_t(uint64_t(offset(i, j)) << shift));
+  }
+};
+
+/// What an access through outer pointers knows of its lanes, in `known` as learnStartRuns
+/// leaves it: when every row's lanes are consecutive (column offsets or column pointers that
+/// step by one element, no offset wrapping its type and no row the address space) its runs
+/// follow from the M row starts; otherwise every lane's pointer is spelled out and classified.
+template <DType D>
+void learnOuterRuns(Frame &f, Frame::StartRuns &known, const OuterLanes &lanes,
+                    uint64_t loopEntry) {
+  constexpr uint64_t size = byteSize(D);
+  const int64_t m = lanes.shape.m, n = lanes.shape.n, total = m * n;
+  bool consecutive = true;
+  if (lanes.columnOffsets) {
+    const uint64_t first = lanes.offsetBits(lanes.columnOffsets, 0);
+    for (int64_t j = 1; j < n; ++j)
+      consecutive &= lanes.offsetBits(lanes.columnOffsets, j) == first + uint64_t(j);
+    // i32 sums stay consecutive along a row when neither end of it wraps.
+    for (int64_t i = 0; i < m && consecutive && !lanes.shape.wideOffsets; ++i) {
+      int64_t lo = int64_t(lanes.offsetBits(lanes.rowOffsets, i)) + int64_t(first);
+      consecutive = lo >= INT32_MIN && lo + (n - 1) <= INT32_MAX;
+    }
+  }
+  if (lanes.shape.along == OuterPointers::Columns) {
+    // Consecutive raw values within one address space: one buffer's, no carry into the tag.
+    const uint64_t first = lanes.pointers[0];
+    consecutive &= tagged::address(first) + uint64_t(n - 1) * size <= tagged::kAddressMask;
+    for (int64_t j = 1; j < n; ++j)
+      consecutive &= lanes.pointers[j] == first + uint64_t(j) * size;
+  }
+  known.rowStarts.resize(size_t(m));
+  for (int64_t i = 0; i < m; ++i) {
+    known.rowStarts[i] = lanes.at(i, 0);
+    consecutive &=
+        tagged::address(known.rowStarts[i]) + uint64_t(n - 1) * size <= tagged::kAddressMask;
+  }
+  known.lanePointers.clear();
+  if (!consecutive) {
+    known.rowStarts.clear();
+    known.lanePointers.resize(size_t(total));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        known.lanePointers[i * n + j] = lanes.at(i, j);
+    learnStartRuns<D>(f, known, known.lanePointers.data(), total, loopEntry);
+    return;
+  }
+  // A run breaks where simd::laneBreaks would see one: at a row that does not continue the
+  // row before it (and nowhere inside a row).
+  known.breaks.assign(size_t((total + 63) / 64), 0);
+  if (total % 64)
+    known.breaks.back() = ~uint64_t(0) << (total % 64); // past the lanes: breaks
+  for (int64_t i = 0; i < m; ++i) {
+    const uint64_t start = known.rowStarts[i];
+    if (i == 0 || start != known.rowStarts[i - 1] + uint64_t(n) * size ||
+        tagged::address(start) < size)
+      known.breaks[(i * n) >> 6] |= uint64_t(1) << ((i * n) & 63);
+  }
+  known.loopEntry = loopEntry;
+  describeRuns<D>(f, known, total, [&known, n](int64_t i) {
+    return known.rowStarts[i / n] + uint64_t(i % n) * size;
+  });
+}
+
+/// Lane i's pointer among the lanes `learnOuterRuns` knows.
+template <DType D> uint64_t outerLane(const Frame::StartRuns &known, int64_t n, int64_t i) {
+  if (!known.lanePointers.empty())
+    return known.lanePointers[i];
+  return known.rowStarts[i / n] + uint64_t(i % n) * byteSize(D);
 }
 
 /// Leaves a load's tile where it lies (a tile view, readsTileViews): every lane active, its
@@ -323,30 +457,19 @@ bool leaveTileInPlace(Frame &f, const Instr &in, const AccessData &data,
   return true;
 }
 
-/// tt.load through a pointer tensor that its loop advances by one offset for every lane
-/// (Lowerer::AdvancedPointer): operand 0 holds the pointers the loop began with, operand 1
-/// the bytes added since (and which entry into the loop this is), and lane i reads
-/// tagged::advance(start[i], added). The runs of `start` are found once per entry: adding one
-/// offset to every lane keeps a run consecutive unless its addresses wrap, and a wrapped run
-/// ends past every window, so its translation fails and its lanes go one by one.
-template <DType D, MaskKind K, bool HasOther> void advancedLoadKernel(Frame &f, const Instr &in) {
-  const uint64_t *start = f.at<uint64_t>(in.operands[0]);
-  const uint64_t *counter = f.at<uint64_t>(in.operands[1]);
-  const int64_t added = int64_t(counter[0]), n = in.n;
+/// The rest of a load whose runs `known` holds (an advanced pointer's, outer pointers'): lane
+/// i reads pointerOf(i), and a Lanes mask is operand `maskAt`.
+template <DType D, MaskKind K, bool HasOther, class PointerOf>
+void loadLearnedRuns(Frame &f, const Instr &in, const Frame::StartRuns &known, PointerOf pointerOf,
+                     int maskAt) {
+  const int64_t n = in.n;
   const auto &data = *static_cast<const AccessData *>(in.data);
-  const uint32_t cache = data.startRuns;
-  if (f.startRuns.size() <= cache)
-    f.startRuns.resize(size_t(cache) + 1);
-  Frame::StartRuns &known = f.startRuns[cache];
-  if (known.loopEntry != counter[1])
-    learnStartRuns<D>(f, known, start, n, counter[1]);
-  const uint8_t *mask = activeLanes<K>(f, in, 2);
-  auto pointerOf = [start, added](int64_t i) { return tagged::advance(start[i], added); };
+  const uint8_t *mask = activeLanes<K>(f, in, maskAt);
   const LaunchMemory &mem = *f.memory;
   // Every lane active (a tile inside the matrix): when the span of all runs is in bounds, so
   // is each run, and one translation serves them all. Where hazard tracking records reads,
   // each run is translated (and recorded) as itself.
-  const bool oneSpan = known.oneTag && !mem.tracksReads(start[0]) &&
+  const bool oneSpan = known.oneTag && n > 0 && !mem.tracksReads(pointerOf(0)) &&
                        uint64_t(known.hi - known.lo) <= UINT32_MAX;
   auto copySpan = [&](Repr<D> *r) {
     uint64_t lo = tagged::advance(pointerOf(0), known.lo);
@@ -366,8 +489,8 @@ template <DType D, MaskKind K, bool HasOther> void advancedLoadKernel(Frame &f, 
     }
     return true;
   };
-  // No mask and several runs (a matmul's tile each iteration): the runs learned at the loop's
-  // entry are the load's, with no lanes to classify. (One run may be read in place, below.)
+  // No mask and several runs (a matmul's tile each iteration): the runs learned are the
+  // load's, with no lanes to classify. (One run may be read in place, below.)
   if (data.viewRowLength)
     f.rowStride[in.results[0]] = 0; // dense, unless left in place now
   if (!mask && oneSpan && known.runs.size() > 1 &&
@@ -382,6 +505,85 @@ template <DType D, MaskKind K, bool HasOther> void advancedLoadKernel(Frame &f, 
     return;
   loadRuns<D, HasOther>(f, in, runs, pointerOf,
                         HasOther ? f.at<Repr<D>>(in.operands[data.other]) : nullptr, r, n);
+}
+
+/// tt.load through a pointer tensor that its loop advances by one offset for every lane
+/// (Lowerer::AdvancedPointer): operand 0 holds the pointers the loop began with, operand 1
+/// the bytes added since (and which entry into the loop this is), and lane i reads
+/// tagged::advance(start[i], added). The runs of `start` are found once per entry: adding one
+/// offset to every lane keeps a run consecutive unless its addresses wrap, and a wrapped run
+/// ends past every window, so its translation fails and its lanes go one by one.
+template <DType D, MaskKind K, bool HasOther> void advancedLoadKernel(Frame &f, const Instr &in) {
+  const uint64_t *start = f.at<uint64_t>(in.operands[0]);
+  const uint64_t *counter = f.at<uint64_t>(in.operands[1]);
+  const int64_t added = int64_t(counter[0]);
+  const uint32_t cache = static_cast<const AccessData *>(in.data)->startRuns;
+  if (f.startRuns.size() <= cache)
+    f.startRuns.resize(size_t(cache) + 1);
+  Frame::StartRuns &known = f.startRuns[cache];
+  if (known.loopEntry != counter[1])
+    learnStartRuns<D>(f, known, start, in.n, counter[1]);
+  auto pointerOf = [start, added](int64_t i) { return tagged::advance(start[i], added); };
+  loadLearnedRuns<D, K, HasOther>(f, in, known, pointerOf, 2);
+}
+
+/// tt.load through outer pointers (OuterPointerData): operands (pointers, offsets, [counter],
+/// masks..., [other]). Advanced (the pointers a loop starts from, Lowerer::AdvancedPointer):
+/// the runs are learned once per entry into the loop and moved by the counter's bytes, as
+/// advancedLoadKernel moves its starting pointers; otherwise they are learned each time.
+template <DType D, MaskKind K, bool HasOther, bool Advanced>
+void outerLoadKernel(Frame &f, const Instr &in) {
+  const auto &data = *static_cast<const AccessData *>(in.data);
+  if (f.startRuns.size() <= data.startRuns)
+    f.startRuns.resize(size_t(data.startRuns) + 1);
+  Frame::StartRuns &known = f.startRuns[data.startRuns];
+  const int64_t n = data.outerPointers.n;
+  int64_t added = 0;
+  if constexpr (Advanced) {
+    const uint64_t *counter = f.at<uint64_t>(in.operands[data.outerPointers.counter]);
+    added = int64_t(counter[0]);
+    if (known.loopEntry != counter[1])
+      learnOuterRuns<D>(f, known, OuterLanes(f, in, data.outerPointers, log2Size<D>()), counter[1]);
+  } else {
+    learnOuterRuns<D>(f, known, OuterLanes(f, in, data.outerPointers, log2Size<D>()), 0);
+  }
+  auto pointerOf = [&known, n, added](int64_t i) {
+    return tagged::advance(outerLane<D>(known, n, i), added);
+  };
+  loadLearnedRuns<D, K, HasOther>(f, in, known, pointerOf, data.outerPointers.mask);
+}
+
+/// Stores the lanes of `runs` of v, lane i to pointerOf(i).
+template <DType D, class PointerOf>
+void storeRuns(Frame &f, const Instr &in, LaneRunCursor &runs, PointerOf pointerOf,
+               const Repr<D> *v) {
+  constexpr uint32_t size = uint32_t(byteSize(D));
+  const LaunchMemory &mem = *f.memory;
+  // Check every run first: a faulting store writes nothing.
+  std::vector<std::pair<int64_t, int64_t>> &checked = f.runs;
+  checked.clear();
+  for (int64_t i, run; runs.next(i, run);) {
+    if (mem.translateWritable(pointerOf(i), uint32_t(run * size))) {
+      checked.emplace_back(i, run);
+      continue;
+    }
+    // The run leaves its window (or spans two regions): lane by lane.
+    for (int64_t end = i + run; i < end; ++i) {
+      if (!mem.translateWritable(pointerOf(i), size)) {
+        reportAccessFault(f, in, pointerOf(i), size, i, "store to");
+        return;
+      }
+      checked.emplace_back(i, 1);
+    }
+  }
+  for (auto [i, run] : checked) {
+    uint8_t *h = mem.translateForWrite(pointerOf(i), uint32_t(run * size));
+    if constexpr (sameLayout<D>())
+      copyRun(h, v + i, size_t(run) * size);
+    else
+      for (int64_t k = 0; k < run; ++k)
+        storeElement<D>(h + k * size, v[i + k]);
+  }
 }
 
 /// Stores n lanes of v to pointers p (mask: active lanes, or null for all).
@@ -400,37 +602,30 @@ void storeLanes(Frame &f, const Instr &in, const uint64_t *p, const Repr<D> *v, 
       reportAccessFault(f, in, p[0], size, 0, "store to");
     return;
   }
-  // Check every run first: a faulting store writes nothing.
-  std::vector<std::pair<int64_t, int64_t>> &checked = f.runs;
-  checked.clear();
   LaneRunCursor runs(f, p, mask, n, size);
-  for (int64_t i, run; runs.next(i, run);) {
-    if (mem.translateWritable(p[i], uint32_t(run * size))) {
-      checked.emplace_back(i, run);
-      continue;
-    }
-    // The run leaves its window (or spans two regions): lane by lane.
-    for (int64_t end = i + run; i < end; ++i) {
-      if (!mem.translateWritable(p[i], size)) {
-        reportAccessFault(f, in, p[i], size, i, "store to");
-        return;
-      }
-      checked.emplace_back(i, 1);
-    }
-  }
-  for (auto [i, run] : checked) {
-    uint8_t *h = mem.translateForWrite(p[i], uint32_t(run * size));
-    if constexpr (sameLayout<D>())
-      copyRun(h, v + i, size_t(run) * size);
-    else
-      for (int64_t k = 0; k < run; ++k)
-        storeElement<D>(h + k * size, v[i + k]);
-  }
+  storeRuns<D>(
+      f, in, runs, [p](int64_t i) { return p[i]; }, v);
 }
 
 template <DType D, MaskKind K> void storeKernel(Frame &f, const Instr &in) {
   storeLanes<D>(f, in, f.at<uint64_t>(in.operands[0]), f.at<Repr<D>>(in.operands[1]),
                 activeLanes<K>(f, in, 2), f.slot(in.operands[0]).numel);
+}
+
+/// tt.store through outer pointers (OuterPointerData): operands (pointers, offsets, value,
+/// masks...); a tile's rows found from its M row starts.
+template <DType D, MaskKind K> void outerStoreKernel(Frame &f, const Instr &in) {
+  const auto &data = *static_cast<const AccessData *>(in.data);
+  if (f.startRuns.size() <= data.startRuns)
+    f.startRuns.resize(size_t(data.startRuns) + 1);
+  Frame::StartRuns &known = f.startRuns[data.startRuns];
+  learnOuterRuns<D>(f, known, OuterLanes(f, in, data.outerPointers, log2Size<D>()), 0);
+  const int64_t n = data.outerPointers.n;
+  LaneRunCursor runs(f, known.breaks.data(), activeLanes<K>(f, in, data.outerPointers.mask),
+                     data.outerPointers.m * n);
+  storeRuns<D>(
+      f, in, runs, [&known, n](int64_t i) { return outerLane<D>(known, n, i); },
+      f.at<Repr<D>>(in.operands[data.outerPointers.value]));
 }
 
 //===----------------------------------------------------------------------===//
@@ -749,6 +944,71 @@ MaskKind useMask(mlir::Operation *access, unsigned at, Lowerer &L, std::vector<S
   return MaskKind::Outer;
 }
 
+/// Lowers a tt.load or tt.store through outer pointers (OuterPointers, Fusion.h): operands
+/// (pointers, offsets, [an advanced pointer's counter | the stored value], masks..., [other]).
+bool lowerOuterAccess(mlir::Operation *op, const OuterPointers &outer, DType d, Lowerer &L) {
+  const bool load = op->getName().getStringRef() == "tt.load";
+  const std::vector<int64_t> shape = Lowerer::shapeOf(op->getOperand(0).getType());
+  AccessData data;
+  OuterPointerData &o = data.outerPointers;
+  o.m = shape[0];
+  o.n = shape[1];
+  o.along = outer.along;
+  mlir::Value someOffsets = outer.rowOffsets ? outer.rowOffsets : outer.columnOffsets;
+  o.wideOffsets =
+      mlir::cast<mlir::RankedTensorType>(someOffsets.getType()).getElementType().isInteger(64);
+  std::vector<SlotId> operands{L.use(outer.pointers)};
+  auto add = [&](SlotId slot) {
+    operands.push_back(slot);
+    return int(operands.size() - 1);
+  };
+  if (outer.rowOffsets)
+    o.rowOffsets = add(L.use(outer.rowOffsets));
+  if (outer.columnOffsets)
+    o.columnOffsets = add(L.use(outer.columnOffsets));
+  const Lowerer::AdvancedPointer *advanced = L.advancedPointer(op->getOperand(0));
+  if (mlir::isa<mlir::BlockArgument>(op->getOperand(0)) && (!load || !advanced))
+    return L.error(op, "internal error: outer pointers of a loop that does not advance them");
+  if (advanced) {
+    o.counter = add(advanced->counter);
+    data.startRuns = advanced->startRuns;
+  } else {
+    data.startRuns = L.startRunsCache();
+  }
+  if (!load)
+    o.value = add(L.use(op->getOperand(1)));
+  mlir::Value result = load ? op->getResult(0) : mlir::Value();
+  if (load && result.hasOneUse() && readsTileViews(*result.use_begin()))
+    data.viewRowLength = shape[1];
+  o.mask = int(operands.size()); // where useMask puts a Lanes mask
+  MaskKind kind = useMask(op, load ? 1 : 2, L, operands, data);
+  const bool hasOther = load && op->getNumOperands() > 2;
+  if (hasOther) {
+    data.other = int(operands.size());
+    operands.push_back(L.use(op->getOperand(2)));
+  }
+  ExecFn fn = visitAny(d, [&](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    return visitMaskKind(kind, [&](auto k) -> ExecFn {
+      constexpr MaskKind K = decltype(k)::value;
+      if (!load)
+        return &outerStoreKernel<D, K>;
+      if (advanced)
+        return hasOther ? &outerLoadKernel<D, K, true, true> : &outerLoadKernel<D, K, false, true>;
+      return hasOther ? &outerLoadKernel<D, K, true, false> : &outerLoadKernel<D, K, false, false>;
+    });
+  });
+  if (!load) {
+    L.emit(op, fn, operands, {}, L.keep(data));
+    return true;
+  }
+  SlotId r = L.def(result, op);
+  if (r == kNoSlot)
+    return false;
+  L.emit(op, fn, operands, {r}, L.keep(data));
+  return true;
+}
+
 bool lowerLoad(mlir::Operation *op, Lowerer &L) {
   // A block pointer carries its own shape, strides and bounds.
   if (mlir::triton::isTensorPointerType(op->getOperand(0).getType()))
@@ -758,6 +1018,8 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
     return L.error(op, "unsupported pointer operand");
   if (const ContiguousAccess *a = L.contiguousAccess(op))
     return lowerFusedAccess(op, *a, *d, L);
+  if (const OuterPointers *outer = L.outerPointers(op->getOperand(0)))
+    return lowerOuterAccess(op, *outer, *d, L);
   // tt.load(ptr, mask, other) -> (ptr[, counter of an advanced pointer], mask, other), the
   // mask an outer mask's rows and columns where it is one.
   const Lowerer::AdvancedPointer *advanced = L.advancedPointer(op->getOperand(0));
@@ -802,6 +1064,8 @@ bool lowerStore(mlir::Operation *op, Lowerer &L) {
     return L.error(op, "unsupported pointer operand");
   if (const ContiguousAccess *a = L.contiguousAccess(op))
     return lowerFusedAccess(op, *a, *d, L);
+  if (const OuterPointers *outer = L.outerPointers(op->getOperand(0)))
+    return lowerOuterAccess(op, *outer, *d, L);
   std::vector<SlotId> operands{L.use(op->getOperand(0)), L.use(op->getOperand(1))};
   AccessData data;
   MaskKind kind = useMask(op, 2, L, operands, data);

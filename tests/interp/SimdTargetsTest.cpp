@@ -71,7 +71,7 @@ template <class Check> void onEveryTarget(Check check) {
 
 TEST_CASE("the dot's micro-kernel gives every target the FMA chain's bits") {
   for (const std::array<int64_t, 3> &shape :
-       {std::array<int64_t, 3>{37, 29, 53}, {64, 64, 32}, {1, 70, 3}, {5, 3, 0}}) {
+       {std::array<int64_t, 3>{37, 29, 53}, {64, 64, 32}, {47, 96, 17}, {1, 70, 3}, {5, 3, 0}}) {
     // Named, not structured bindings: INFO and the lambda capture them, which clang 14 refuses.
     const int64_t m = shape[0], n = shape[1], k = shape[2];
     INFO(m << "x" << n << "x" << k);

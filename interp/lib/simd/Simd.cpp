@@ -66,6 +66,17 @@ HWY_INLINE void scalarChain(const T *a, int64_t lda, const T *b, int64_t ldb, co
 }
 
 #if HWY_NATIVE_FMA && !HWY_HAVE_SCALABLE
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr bool kWideRegisterFile = true;
+#else
+constexpr bool kWideRegisterFile = false;
+#endif
+/// Rows a block of NV vectors' columns takes at a time. Two FMA units of four cycles' latency
+/// keep eight accumulators busy with no slack, and 4 x 2 blocks spent 1.5 loads per FMA: with
+/// AVX-512's 32 registers, 6 x 4 (24 accumulators, 4 of b, a broadcast) and 8 x 2 run a
+/// 64 x 64 x 32 tile at 147 GF/s instead of 125 (docs/performance.md, twenty-second round).
+/// AVX2's 16 registers hold the 4 x 2 block and no bigger.
+template <int NV> constexpr int gemmRows() { return !kWideRegisterFile ? 4 : NV >= 4 ? 6 : 8; }
 /// Rows [i, i + MR) x columns [j, j + NV vectors): MR * NV accumulators in
 /// registers, each lane its own chain over p.
 template <int MR, int NV, class D, class T = hn::TFromD<D>>
@@ -101,7 +112,7 @@ template <int NV, class D, class T = hn::TFromD<D>>
 HWY_INLINE void columnPanel(D d, const T *a, int64_t lda, const T *b, int64_t ldb, const T *c,
                             T *out, int64_t m, int64_t n, int64_t k, int64_t j,
                             bool prefetchRows) {
-  constexpr int MR = 4;
+  constexpr int MR = gemmRows<NV>();
   int64_t i = 0;
   for (; i + MR <= m; i += MR) {
     if (prefetchRows && i + 2 * MR <= m)
@@ -110,6 +121,9 @@ HWY_INLINE void columnPanel(D d, const T *a, int64_t lda, const T *b, int64_t ld
           __builtin_prefetch(reinterpret_cast<const uint8_t *>(a + (i + MR + r) * lda) + at);
     block<MR, NV>(d, a, lda, b, ldb, c, out, n, k, i, j);
   }
+  if constexpr (MR > 4)
+    for (; i + 4 <= m; i += 4)
+      block<4, NV>(d, a, lda, b, ldb, c, out, n, k, i, j);
   for (; i < m; ++i)
     block<1, NV>(d, a, lda, b, ldb, c, out, n, k, i, j);
 }
@@ -126,6 +140,9 @@ HWY_NOINLINE void Gemm(const T *a, int64_t lda, const T *b, int64_t ldb, const T
   // find them in L2, and contiguous rows are what the hardware prefetchers follow; a prefetch
   // that finds its line cached still costs its instructions (twenty-first round).
   const bool strided = lda != k;
+  if constexpr (kWideRegisterFile)
+    for (; j + 4 * L <= n; j += 4 * L)
+      columnPanel<4>(d, a, lda, b, ldb, c, out, m, n, k, j, j == 0 && strided);
   for (; j + 2 * L <= n; j += 2 * L)
     columnPanel<2>(d, a, lda, b, ldb, c, out, m, n, k, j, j == 0 && strided);
   for (; j + L <= n; j += L)

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <tuple>
 
 namespace ttinterp::interp {
 namespace {
@@ -287,6 +288,21 @@ template <DType D, MaskKind K, bool HasOther> void loadKernel(Frame &f, const In
   loadRuns<D, HasOther>(f, in, runs, pointerOf, other, f.atHome<Repr<D>>(in.results[0]), n);
 }
 
+/// Sets known.rowLength and rowBytes from its runs and offsets.
+inline void findRows(Frame::StartRuns &known) {
+  known.rowLength = known.rowBytes = 0;
+  if (known.runs.size() > 1) {
+    const int64_t length = known.runs[0].second, step = known.offsets[1];
+    bool rows = true;
+    for (size_t k = 0; k < known.runs.size() && rows; ++k)
+      rows = known.runs[k].second == length && known.offsets[k] == int64_t(k) * step;
+    if (rows) {
+      known.rowLength = length;
+      known.rowBytes = step;
+    }
+  }
+}
+
 /// The runs, offsets, span and rows of `known` from its breaks; startOf(i) is lane i's
 /// pointer (asked for the first lane of each run).
 template <DType D, class PointerOf>
@@ -307,17 +323,7 @@ void describeRuns(Frame &f, Frame::StartRuns &known, int64_t n, PointerOf startO
     known.lo = std::min(known.lo, offset);
     known.hi = std::max(known.hi, offset + run * int64_t(byteSize(D)));
   }
-  known.rowLength = known.rowBytes = 0;
-  if (known.runs.size() > 1) {
-    const int64_t length = known.runs[0].second, step = known.offsets[1];
-    bool rows = true;
-    for (size_t k = 0; k < known.runs.size() && rows; ++k)
-      rows = known.runs[k].second == length && known.offsets[k] == int64_t(k) * step;
-    if (rows) {
-      known.rowLength = length;
-      known.rowBytes = step;
-    }
-  }
+  findRows(known);
 }
 
 /// What the loads through an advanced pointer reuse for one entry into its loop: the run
@@ -413,20 +419,33 @@ void learnOuterRuns(Frame &f, Frame::StartRuns &known, const OuterLanes &lanes,
     return;
   }
   // A run breaks where simd::laneBreaks would see one: at a row that does not continue the
-  // row before it (and nowhere inside a row).
+  // row before it (and nowhere inside a row). The runs are read off the rows as describeRuns
+  // would read them off the breaks.
   known.breaks.assign(size_t((total + 63) / 64), 0);
   if (total % 64)
     known.breaks.back() = ~uint64_t(0) << (total % 64); // past the lanes: breaks
+  known.runs.clear();
+  known.offsets.clear();
+  known.lo = known.hi = 0;
+  known.oneTag = true;
+  const uint64_t start0 = known.rowStarts[0];
   for (int64_t i = 0; i < m; ++i) {
     const uint64_t start = known.rowStarts[i];
-    if (i == 0 || start != known.rowStarts[i - 1] + uint64_t(n) * size ||
-        tagged::address(start) < size)
+    if (i > 0 && start == known.rowStarts[i - 1] + uint64_t(n) * size &&
+        tagged::address(start) >= size) {
+      known.runs.back().second += n; // continues the run before
+    } else {
       known.breaks[(i * n) >> 6] |= uint64_t(1) << ((i * n) & 63);
+      const int64_t offset = int64_t(tagged::address(start) - tagged::address(start0));
+      known.oneTag &= tagged::tag(start) == tagged::tag(start0);
+      known.runs.emplace_back(i * n, n);
+      known.offsets.push_back(offset);
+      known.lo = std::min(known.lo, offset);
+    }
+    known.hi = std::max(known.hi, known.offsets.back() + known.runs.back().second * int64_t(size));
   }
+  findRows(known);
   known.loopEntry = loopEntry;
-  describeRuns<D>(f, known, total, [&known, n](int64_t i) {
-    return known.rowStarts[i / n] + uint64_t(i % n) * size;
-  });
 }
 
 /// Lane i's pointer among the lanes `learnOuterRuns` knows.
@@ -553,10 +572,25 @@ void outerLoadKernel(Frame &f, const Instr &in) {
   loadLearnedRuns<D, K, HasOther>(f, in, known, pointerOf, data.outerPointers.mask);
 }
 
-/// Stores the lanes of `runs` of v, lane i to pointerOf(i).
-template <DType D, class PointerOf>
-void storeRuns(Frame &f, const Instr &in, LaneRunCursor &runs, PointerOf pointerOf,
-               const Repr<D> *v) {
+/// The runs of a Frame::StartRuns, every lane active, given as LaneRunCursor gives them.
+class KnownRuns {
+public:
+  explicit KnownRuns(const Frame::StartRuns &known) : runs_(known.runs) {}
+  bool next(int64_t &first, int64_t &length) {
+    if (at_ == runs_.size())
+      return false;
+    std::tie(first, length) = runs_[at_++];
+    return true;
+  }
+
+private:
+  const std::vector<std::pair<int64_t, int64_t>> &runs_;
+  size_t at_ = 0;
+};
+
+/// Stores the lanes of `runs` (a LaneRunCursor or KnownRuns) of v, lane i to pointerOf(i).
+template <DType D, class Runs, class PointerOf>
+void storeRuns(Frame &f, const Instr &in, Runs &runs, PointerOf pointerOf, const Repr<D> *v) {
   constexpr uint32_t size = uint32_t(byteSize(D));
   const LaunchMemory &mem = *f.memory;
   // Check every run first: a faulting store writes nothing.
@@ -621,11 +655,15 @@ template <DType D, MaskKind K> void outerStoreKernel(Frame &f, const Instr &in) 
   Frame::StartRuns &known = f.startRuns[data.startRuns];
   learnOuterRuns<D>(f, known, OuterLanes(f, in, data.outerPointers, log2Size<D>()), 0);
   const int64_t n = data.outerPointers.n;
-  LaneRunCursor runs(f, known.breaks.data(), activeLanes<K>(f, in, data.outerPointers.mask),
-                     data.outerPointers.m * n);
-  storeRuns<D>(
-      f, in, runs, [&known, n](int64_t i) { return outerLane<D>(known, n, i); },
-      f.at<Repr<D>>(in.operands[data.outerPointers.value]));
+  auto pointerOf = [&known, n](int64_t i) { return outerLane<D>(known, n, i); };
+  const Repr<D> *v = f.at<Repr<D>>(in.operands[data.outerPointers.value]);
+  if (const uint8_t *mask = activeLanes<K>(f, in, data.outerPointers.mask)) {
+    LaneRunCursor runs(f, known.breaks.data(), mask, data.outerPointers.m * n);
+    storeRuns<D>(f, in, runs, pointerOf, v);
+  } else {
+    KnownRuns runs(known); // every lane active: the runs learned are the store's
+    storeRuns<D>(f, in, runs, pointerOf, v);
+  }
 }
 
 //===----------------------------------------------------------------------===//

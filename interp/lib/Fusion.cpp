@@ -193,6 +193,42 @@ bool isUniform(mlir::Value v) {
   return dense && dense.isSplat();
 }
 
+/// The [M, 1] or [1, N] value that `v`, a tt.broadcast to [M, N] read by nothing else, reads,
+/// with the axis it runs along (rows: [M, 1]); null when `v` is not one.
+mlir::Value broadcastFactor(mlir::Value v, bool &alongRows) {
+  mlir::Operation *def = v.getDefiningOp();
+  if (!is(def, "tt.broadcast") || !v.hasOneUse())
+    return nullptr;
+  auto from = mlir::dyn_cast<mlir::RankedTensorType>(def->getOperand(0).getType());
+  auto to = mlir::cast<mlir::RankedTensorType>(v.getType());
+  if (!from || from.getRank() != 2 || to.getRank() != 2)
+    return nullptr;
+  const int64_t m = to.getShape()[0], n = to.getShape()[1];
+  if (from.getShape()[0] == m && from.getShape()[1] == 1 && n > 1)
+    alongRows = true;
+  else if (from.getShape()[0] == 1 && from.getShape()[1] == n && m > 1)
+    alongRows = false;
+  else
+    return nullptr;
+  return def->getOperand(0);
+}
+
+/// The factors of `combine(broadcast(rows), broadcast(columns))` (either order; an andi of
+/// masks, an addi of offsets), each broadcast read by `combine` alone.
+struct OuterFactors {
+  mlir::Value rows, columns;
+};
+std::optional<OuterFactors> outerFactors(mlir::Operation *combine) {
+  if (combine->getNumOperands() != 2 || combine->getOperand(0) == combine->getOperand(1))
+    return std::nullopt;
+  bool firstAlongRows = false, secondAlongRows = false;
+  mlir::Value first = broadcastFactor(combine->getOperand(0), firstAlongRows);
+  mlir::Value second = broadcastFactor(combine->getOperand(1), secondAlongRows);
+  if (!first || !second || firstAlongRows == secondAlongRows)
+    return std::nullopt;
+  return firstAlongRows ? OuterFactors{first, second} : OuterFactors{second, first};
+}
+
 } // namespace
 
 std::vector<std::pair<unsigned, mlir::Operation *>> advancedPointers(mlir::Operation *forOp) {
@@ -262,24 +298,6 @@ void FusionPlan::matchOuterMask(mlir::Operation *access) {
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(mask.getType());
   if (!type || type.getRank() != 2 || !type.getElementType().isInteger(1) || !mask.hasOneUse())
     return;
-  // The [M, 1] or [1, N] mask a single-use tt.broadcast to [M, N] reads, with which axis it
-  // runs along; null when `v` is not one.
-  auto broadcastFactor = [&](mlir::Value v, bool &isRows) -> mlir::Value {
-    mlir::Operation *def = v.getDefiningOp();
-    if (!is(def, "tt.broadcast") || !v.hasOneUse())
-      return nullptr;
-    auto from = mlir::dyn_cast<mlir::RankedTensorType>(def->getOperand(0).getType());
-    if (!from || from.getRank() != 2)
-      return nullptr;
-    int64_t m = type.getShape()[0], n = type.getShape()[1];
-    if (from.getShape()[0] == m && from.getShape()[1] == 1 && n > 1)
-      isRows = true;
-    else if (from.getShape()[0] == 1 && from.getShape()[1] == n && m > 1)
-      isRows = false;
-    else
-      return nullptr;
-    return def->getOperand(0);
-  };
   OuterMask outer;
   llvm::SmallVector<mlir::Operation *, 3> built; // what the access no longer needs emitted
   bool isRows = false;
@@ -288,15 +306,13 @@ void FusionPlan::matchOuterMask(mlir::Operation *access) {
     built.push_back(mask.getDefiningOp());
   } else {
     mlir::Operation *andi = mask.getDefiningOp();
-    if (!is(andi, "arith.andi") || andi->getOperand(0) == andi->getOperand(1))
+    if (!is(andi, "arith.andi"))
       return;
-    bool firstRows = false, secondRows = false;
-    mlir::Value first = broadcastFactor(andi->getOperand(0), firstRows);
-    mlir::Value second = broadcastFactor(andi->getOperand(1), secondRows);
-    if (!first || !second || firstRows == secondRows)
+    std::optional<OuterFactors> factors = outerFactors(andi);
+    if (!factors)
       return;
-    outer.rows = firstRows ? first : second;
-    outer.cols = firstRows ? second : first;
+    outer.rows = factors->rows;
+    outer.cols = factors->columns;
     built = {andi, andi->getOperand(0).getDefiningOp(), andi->getOperand(1).getDefiningOp()};
   }
   outerMasks_[access] = outer;
@@ -317,53 +333,32 @@ void FusionPlan::matchOuterPointers(mlir::Operation *addptr) {
   // What builds the pointers, each read by the next alone (so that all are elided, and the
   // lives of the values they read run to the accesses: ArenaLayout.cpp follows elided ops).
   llvm::SmallVector<mlir::Operation *, 5> built{addptr};
-  auto soleDef = [](mlir::Value v, llvm::StringRef name) -> mlir::Operation * {
-    mlir::Operation *def = v.getDefiningOp();
-    return is(def, name) && v.hasOneUse() ? def : nullptr;
-  };
-  // The [M, 1] or [1, N] value a broadcast to [M, N] reads, and which of the two it is.
-  auto factor = [&](mlir::Value v, bool &alongRows) -> mlir::Value {
-    mlir::Operation *broadcast = soleDef(v, "tt.broadcast");
-    if (!broadcast)
-      return nullptr;
-    auto from = mlir::cast<mlir::RankedTensorType>(broadcast->getOperand(0).getType());
-    if (from.getRank() != 2)
-      return nullptr;
-    if (from.getShape()[0] == m && from.getShape()[1] == 1)
-      alongRows = true;
-    else if (from.getShape()[0] == 1 && from.getShape()[1] == n)
-      alongRows = false;
-    else
-      return nullptr;
-    built.push_back(broadcast);
-    return broadcast->getOperand(0);
-  };
   OuterPointers outer;
   bool alongRows = false;
-  if (mlir::Value pointers = factor(addptr->getOperand(0), alongRows)) {
+  if (mlir::Value pointers = broadcastFactor(addptr->getOperand(0), alongRows)) {
     outer.pointers = pointers;
     outer.along = alongRows ? OuterPointers::Rows : OuterPointers::Columns;
     bool offsetsAlongRows = false;
-    mlir::Value offsets = factor(addptr->getOperand(1), offsetsAlongRows);
+    mlir::Value offsets = broadcastFactor(addptr->getOperand(1), offsetsAlongRows);
     if (!offsets || offsetsAlongRows == alongRows)
       return;
     (offsetsAlongRows ? outer.rowOffsets : outer.columnOffsets) = offsets;
+    built.push_back(addptr->getOperand(0).getDefiningOp());
+    built.push_back(addptr->getOperand(1).getDefiningOp());
   } else if (mlir::Value base = splatSource(addptr->getOperand(0))) {
     // The scalar is read by the accesses; the splat goes if nothing else reads it.
     outer.pointers = base;
     if (addptr->getOperand(0).hasOneUse())
       built.push_back(addptr->getOperand(0).getDefiningOp());
-    mlir::Operation *sum = soleDef(addptr->getOperand(1), "arith.addi");
-    if (!sum)
+    mlir::Operation *sum = addptr->getOperand(1).getDefiningOp();
+    if (!is(sum, "arith.addi") || !addptr->getOperand(1).hasOneUse())
       return;
-    built.push_back(sum);
-    bool firstAlongRows = false, secondAlongRows = false;
-    mlir::Value first = factor(sum->getOperand(0), firstAlongRows);
-    mlir::Value second = factor(sum->getOperand(1), secondAlongRows);
-    if (!first || !second || firstAlongRows == secondAlongRows)
+    std::optional<OuterFactors> factors = outerFactors(sum);
+    if (!factors)
       return;
-    outer.rowOffsets = firstAlongRows ? first : second;
-    outer.columnOffsets = firstAlongRows ? second : first;
+    outer.rowOffsets = factors->rows;
+    outer.columnOffsets = factors->columns;
+    built.append({sum, sum->getOperand(0).getDefiningOp(), sum->getOperand(1).getDefiningOp()});
   } else {
     return;
   }

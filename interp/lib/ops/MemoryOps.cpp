@@ -4,7 +4,8 @@
 // provenance of its pointer) by LaunchMemory; masked-off lanes are never
 // checked or touched. A faulting lane stops the program before anything of
 // the op is stored. Accesses FusionPlan fused (Fusion.h) take one contiguous
-// run when they can, and otherwise rebuild the lanes and take the same path.
+// run when they can, tiles through outer pointers one run per row, and
+// otherwise they rebuild the lanes and take the same path.
 //
 //===----------------------------------------------------------------------===//
 #include "BlockPointerOps.h"

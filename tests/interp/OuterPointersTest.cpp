@@ -178,7 +178,10 @@ TEST_CASE("outer pointers load and store every lane the mask lets through, in ev
                      Spelling{"transposed", kTransposed, transposed},
                      Spelling{"offsets summed", kSummed, rowMajor},
                      Spelling{"offsets summed, transposed", kSummedTransposed, transposed}}) {
-    for (auto [M, N] : {std::pair<int64_t, int64_t>{12, 8}, {7, 8}, {12, 5}, {6, 3}, {0, 8}}) {
+    for (std::pair<int64_t, int64_t> bounds :
+         {std::pair<int64_t, int64_t>{12, 8}, {7, 8}, {12, 5}, {6, 3}, {0, 8}}) {
+      // Named, not structured bindings: CAPTURE takes them in a lambda, which clang 14 refuses.
+      const int64_t M = bounds.first, N = bounds.second;
       CAPTURE(s.name);
       CAPTURE(M);
       CAPTURE(N);

@@ -43,7 +43,7 @@ bool untouched(uint64_t lo, uint64_t hi) {
 
 } // namespace
 
-std::optional<FreshUndo> claimFreshPages(ByteRange range) {
+std::optional<FreshUndo> claimFreshPages(ByteRange range, unsigned threads) {
   if (range.hi < range.lo || range.hi - range.lo < kFreshPagesMinimum)
     return std::nullopt;
   const uint64_t page = hostPageSize();
@@ -58,7 +58,7 @@ std::optional<FreshUndo> claimFreshPages(ByteRange range) {
   undo.head.assign(bytes, bytes + (undo.pagesLo - range.lo));
   undo.tailAt = undo.pagesHi;
   undo.tail.assign(bytes + (undo.pagesHi - range.lo), bytes + (range.hi - range.lo));
-  populateWithHugePages(undo.pagesLo, undo.pagesHi);
+  populateWithHugePages(undo.pagesLo, undo.pagesHi, threads);
   return undo;
 }
 
@@ -78,7 +78,7 @@ void rollBackFreshPages(const FreshUndo &undo) {
 
 #else
 
-std::optional<FreshUndo> claimFreshPages(ByteRange) { return std::nullopt; }
+std::optional<FreshUndo> claimFreshPages(ByteRange, unsigned) { return std::nullopt; }
 void rollBackFreshPages(const FreshUndo &) {}
 
 #endif

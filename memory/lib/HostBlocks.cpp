@@ -30,7 +30,7 @@ size_t mappedBytes(size_t capacity) { return (capacity + kHugePage - 1) & ~(kHug
 /// whose flag the heap keeps as it grows, and change how the whole host process (torch, say)
 /// gets its pages. None is left on it either (populateWithHugePages), since its pages may become
 /// a caller's by exchange (PageExchange.h), mapping and all.
-uint8_t *mapHugePages(size_t bytes, size_t used) {
+uint8_t *mapHugePages(size_t bytes, size_t used, unsigned threads) {
   size_t span = bytes + kHugePage;
   void *m = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED)
@@ -41,7 +41,7 @@ uint8_t *mapHugePages(size_t bytes, size_t used) {
     munmap(m, aligned - base);
   if (uintptr_t end = aligned + bytes; end < base + span)
     munmap(reinterpret_cast<void *>(end), base + span - end);
-  populateWithHugePages(aligned, aligned + std::min(bytes, mappedBytes(used)));
+  populateWithHugePages(aligned, aligned + std::min(bytes, mappedBytes(used)), threads);
   return reinterpret_cast<uint8_t *>(aligned);
 }
 
@@ -111,7 +111,7 @@ void HostBlockReturn::operator()(uint8_t *p) const {
   pl.trim();
 }
 
-HostBlock acquireHostBlock(size_t bytes) {
+HostBlock acquireHostBlock(size_t bytes, unsigned threads) {
   size_t capacity = roundCapacity(bytes == 0 ? 64 : bytes);
   if (capacity >= kPooledMinimum) {
     uint8_t *p = nullptr;
@@ -132,8 +132,8 @@ HostBlock acquireHostBlock(size_t bytes) {
     if (p)
       return HostBlock(p, HostBlockReturn{capacity});
   }
-  void *p = capacity >= kHugePage ? mapHugePages(mappedBytes(capacity), bytes)
-                                   : std::aligned_alloc(64, capacity);
+  void *p = capacity >= kHugePage ? mapHugePages(mappedBytes(capacity), bytes, threads)
+                                  : std::aligned_alloc(64, capacity);
   if (!p)
     throw std::bad_alloc();
   return HostBlock(static_cast<uint8_t *>(p), HostBlockReturn{capacity});

@@ -1,6 +1,8 @@
 //===- HostPages.cpp - Pages of host memory: size, faulting in, mapping kinds ----===//
 #include "HostPages.h"
 
+#include "ttinterp/memory/Workers.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -243,18 +245,44 @@ bool hugePagesOnRequest() {
   return onRequest;
 }
 
-void populateWithHugePages(uint64_t lo, uint64_t hi) {
+namespace {
+/// populateForWrite over [lo, hi) on up to `threads` threads, in pieces that start on huge-page
+/// boundaries (but the first), claimed as threads get to them.
+void populateSplit(uint64_t lo, uint64_t hi, unsigned threads) {
+  constexpr uint64_t kHuge = uint64_t(2) << 20;
+  // Below four huge pages a second thread costs more to wake than it saves.
+  if (threads <= 1 || hi - lo < 4 * kHuge) {
+    populateForWrite(reinterpret_cast<void *>(lo), hi - lo);
+    return;
+  }
+  const uint64_t piece = ((hi - lo) / (uint64_t(threads) * 4) + kHuge - 1) & ~(kHuge - 1);
+  const uint64_t base = lo & ~(kHuge - 1);
+  std::atomic<uint64_t> next{0};
+  runOnThreads(threads, [&] {
+    for (;;) {
+      const uint64_t k = next.fetch_add(1);
+      const uint64_t from = k == 0 ? lo : base + k * piece;
+      if (from >= hi)
+        return;
+      const uint64_t to = std::min(hi, base + (k + 1) * piece);
+      populateForWrite(reinterpret_cast<void *>(from), to - from);
+    }
+  });
+}
+} // namespace
+
+void populateWithHugePages(uint64_t lo, uint64_t hi, unsigned threads) {
 #ifdef MADV_HUGEPAGE
   constexpr uint64_t kHuge = uint64_t(2) << 20;
   uint64_t hugeLo = (lo + kHuge - 1) & ~(kHuge - 1), hugeHi = hi & ~(kHuge - 1);
   bool huge = hugeLo < hugeHi && hugePagesOnRequest() &&
               madvise(reinterpret_cast<void *>(hugeLo), hugeHi - hugeLo, MADV_HUGEPAGE) == 0;
   // Advice only: pages it does not populate fault in when written.
-  populateForWrite(reinterpret_cast<void *>(lo), hi - lo);
+  populateSplit(lo, hi, threads);
   if (huge)
     madvise(reinterpret_cast<void *>(hugeLo), hugeHi - hugeLo, MADV_NOHUGEPAGE);
 #else
-  populateForWrite(reinterpret_cast<void *>(lo), hi - lo);
+  populateSplit(lo, hi, threads);
 #endif
 }
 
@@ -275,7 +303,7 @@ std::optional<std::vector<MappingSpan>> MappingQueries::privateAnonymous(uint64_
 }
 size_t MappingQueries::boundaries(const std::vector<uint64_t> &points) { return points.size(); }
 bool hugePagesOnRequest() { return false; }
-void populateWithHugePages(uint64_t lo, uint64_t hi) {
+void populateWithHugePages(uint64_t lo, uint64_t hi, unsigned) {
   populateForWrite(reinterpret_cast<void *>(lo), hi - lo);
 }
 

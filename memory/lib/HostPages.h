@@ -32,8 +32,10 @@ std::optional<size_t> pagesInMemory(const void *p, size_t size);
 /// then says no again, which on request is what no advice means. A fresh 64 MiB faults in 512
 /// times faster per page that way (3 ms here, 19 ms in 4 KiB pages), and the mapping is left as
 /// an ordinary one, whose pages may become any caller's (PageExchange.h) without bringing it
-/// advice of their own.
-void populateWithHugePages(uint64_t lo, uint64_t hi);
+/// advice of their own. With threads > 1 a large range is faulted in by pieces of whole huge pages
+/// on up to that many threads (runOnThreads): the kernel's zeroing of a 64 MiB shadow was the
+/// serial part of a two-thread launch's preparation.
+void populateWithHugePages(uint64_t lo, uint64_t hi, unsigned threads = 1);
 
 /// One mapping's address range.
 struct MappingSpan {

@@ -17,19 +17,32 @@ namespace ttinterp {
 // ByteBitmap
 //===----------------------------------------------------------------------===//
 
-// A block of `words` zeroed words (at least one), held by `block`.
-static std::atomic<uint64_t> *zeroedWords(HostBlock &block, size_t words) {
+// A block of `words` zeroed words (at least one), held by `block`; a large one is cleared on
+// up to `threads` threads, in pieces claimed as they get to them (a 64 MiB output's map is
+// 8 MiB).
+static std::atomic<uint64_t> *zeroedWords(HostBlock &block, size_t words, unsigned threads) {
   words = std::max<size_t>(words, 1);
-  block = acquireHostBlock(words * sizeof(uint64_t));
+  const size_t bytes = words * sizeof(uint64_t);
+  block = acquireHostBlock(bytes, threads);
   // Atomics of uint64_t are plain words on every platform we build for.
   static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t));
-  std::memset(static_cast<void *>(block.get()), 0, words * sizeof(uint64_t));
-  return reinterpret_cast<std::atomic<uint64_t> *>(block.get());
+  constexpr size_t kPiece = size_t(512) << 10;
+  uint8_t *p = block.get();
+  if (threads <= 1 || bytes < 4 * kPiece) {
+    std::memset(p, 0, bytes);
+  } else {
+    std::atomic<size_t> next{0};
+    runOnThreads(threads, [&] {
+      for (size_t at; (at = next.fetch_add(kPiece)) < bytes;)
+        std::memset(p + at, 0, std::min(kPiece, bytes - at));
+    });
+  }
+  return reinterpret_cast<std::atomic<uint64_t> *>(p);
 }
 
-void ByteBitmap::resize(size_t bytes) {
-  words_ = zeroedWords(block_, (bytes + 63) / 64);
-  full_ = zeroedWords(fullBlock_, (bytes + kGroupBytes * 64 - 1) / (kGroupBytes * 64));
+void ByteBitmap::resize(size_t bytes, unsigned threads) {
+  words_ = zeroedWords(block_, (bytes + 63) / 64, threads);
+  full_ = zeroedWords(fullBlock_, (bytes + kGroupBytes * 64 - 1) / (kGroupBytes * 64), 1);
   bytes_ = bytes;
 }
 
@@ -168,26 +181,26 @@ const char *shadowStateName(ShadowState s) {
   return "?";
 }
 
-void Region::placeShadow(size_t size) {
+void Region::placeShadow(size_t size, unsigned threads) {
   // Up to modulus - 1 bytes to reach a boundary plus up to modulus - 1 to match the caller's
   // offset from one; blocks of 2 MiB and more start on a 2 MiB boundary already.
   const bool large = size >= kPageExchangeMinimum;
   const uintptr_t modulus = large ? uintptr_t(2) << 20 : 64;
-  storage_ = acquireHostBlock(size + (large ? modulus : 2 * modulus));
+  storage_ = acquireHostBlock(size + (large ? modulus : 2 * modulus), threads);
   uintptr_t base = reinterpret_cast<uintptr_t>(storage_.get());
   uintptr_t aligned = (base + modulus - 1) & ~(modulus - 1);
   shadow_ = reinterpret_cast<uint8_t *>(aligned + (range.lo & (modulus - 1)));
 }
 
-void Region::allocate(ByteRange r) {
+void Region::allocate(ByteRange r, unsigned threads) {
   range = r;
   state_ = ShadowState::WrittenOnly;
-  placeShadow(r.hi - r.lo);
-  dirty.resize(r.hi - r.lo);
+  placeShadow(r.hi - r.lo, threads);
+  dirty.resize(r.hi - r.lo, threads);
 }
 
-void Region::adoptFresh(ByteRange r, FreshUndo undo) {
-  adopt(r, ShadowState::InPlace); // the caller's bytes, with a dirty map
+void Region::adoptFresh(ByteRange r, FreshUndo undo, unsigned threads) {
+  adopt(r, ShadowState::InPlace, threads); // the caller's bytes, with a dirty map
   state_ = ShadowState::FreshPages;
   fresh_ = std::move(undo);
 }
@@ -209,13 +222,13 @@ Region::~Region() {
     rollBackFreshPages(*fresh_);
 }
 
-void Region::adopt(ByteRange r, ShadowState state) {
+void Region::adopt(ByteRange r, ShadowState state, unsigned threads) {
   range = r;
   state_ = state;
   storage_.reset();
   shadow_ = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(r.lo));
   // Nothing is ever written through a read-through region: no dirty map.
-  dirty.resize(state == ShadowState::InPlace ? r.hi - r.lo : 0);
+  dirty.resize(state == ShadowState::InPlace ? r.hi - r.lo : 0, threads);
 }
 
 //===----------------------------------------------------------------------===//
@@ -438,21 +451,21 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       // No copies: the caller's memory is the shadow; keep the dirty bytes.
       region = std::make_unique<Region>();
       region->memory = memory;
-      region->adopt(span, ShadowState::InPlace);
+      region->adopt(span, ShadowState::InPlace, options_.copyThreads);
       for (Region *live : lives)
         inherit(*region, *take(live));
-    } else if (std::optional<FreshUndo> fresh; lives.empty() && writes(access) &&
-                                               memory == &HostMemory::instance() &&
-                                               (fresh = claimFreshPages(span))) {
+    } else if (std::optional<FreshUndo> fresh;
+               lives.empty() && writes(access) && memory == &HostMemory::instance() &&
+               (fresh = claimFreshPages(span, options_.copyThreads))) {
       // Pages nothing has touched (a wrapper's fresh output): written where they are, and
       // put back if the writes are dropped, so no shadow and no write-back copy.
       region = std::make_unique<Region>();
       region->memory = memory;
-      region->adoptFresh(span, std::move(*fresh));
+      region->adoptFresh(span, std::move(*fresh), options_.copyThreads);
     } else {
       region = std::make_unique<Region>();
       region->memory = memory;
-      region->allocate(span);
+      region->allocate(span, options_.copyThreads);
       // Live shadows may hold writes that have not gone back yet, so they win
       // over caller memory; what no shadow holds is filled in only if read.
       std::vector<ByteRange> unfilled;
@@ -601,11 +614,11 @@ bool Session::upgrade(Region &region, Access access, std::string &error) {
       return true;
     if (options_.inPlace) {
       // The caller's bytes are the shadow from now on; nothing is copied.
-      region.adopt(region.range, ShadowState::InPlace);
+      region.adopt(region.range, ShadowState::InPlace, options_.copyThreads);
       return true;
     }
     // Never written, so no dirty bytes to keep: a fresh shadow.
-    region.allocate(region.range);
+    region.allocate(region.range, options_.copyThreads);
     break;
   case ShadowState::WrittenOnly:
     break;

@@ -124,3 +124,24 @@ TEST_CASE("a returned block that lost its pages is replaced by one already in me
   CHECK(residentPages(block.get(), bytes) == pages);
   std::memset(block.get(), 2, bytes); // every byte is ours to write
 }
+
+TEST_CASE("a new block faulted in on several threads is in memory whole, at any length") {
+  // Lengths that are whole huge pages, not, and below the size worth a second thread; the
+  // pieces the threads claim start on huge-page boundaries but the first.
+  setHostBlockCacheLimit(0); // an empty pool: every block below is a new mapping
+  setHostBlockCacheLimit(size_t(4) << 30);
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  for (size_t bytes : {size_t(6) << 20, (size_t(37) << 20) + 4096 * 3, size_t(64) << 20}) {
+    for (unsigned threads : {1u, 2u, 3u}) {
+      CAPTURE(bytes);
+      CAPTURE(threads);
+      HostBlock block = acquireHostBlock(bytes, threads);
+      REQUIRE(block);
+      CHECK(residentPages(block.get(), bytes) == (bytes + page - 1) / page);
+      std::memset(block.get(), 3, bytes); // every byte is ours to write
+      block.reset();
+      setHostBlockCacheLimit(0);
+      setHostBlockCacheLimit(size_t(4) << 30);
+    }
+  }
+}

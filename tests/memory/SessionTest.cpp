@@ -834,6 +834,24 @@ TEST_CASE("the dirty bitmap's set, clear, count and runs agree with a bool per b
   }
 }
 
+TEST_CASE("a dirty bitmap sized again is clear, however many threads clear it") {
+  // A 64 MiB region's map is 8 MiB: cleared on several threads in pieces. Its block may be the
+  // one the last map held, every bit of it set.
+  const size_t bytes = size_t(64) << 20;
+  for (unsigned threads : {1u, 2u, 3u}) {
+    CAPTURE(threads);
+    ByteBitmap map;
+    map.resize(bytes, threads);
+    CHECK(map.count(0, bytes) == 0);
+    map.set(0, bytes);
+    REQUIRE(map.count(0, bytes) == bytes);
+    map.resize(bytes, threads); // a new block, or the same one taken back from the pool
+    CHECK(map.count(0, bytes) == 0);
+    map.set(bytes / 3, 1000);
+    CHECK(map.count(0, bytes) == 1000);
+  }
+}
+
 namespace {
 /// forEachRun over [from, from + count) gives exactly the model's runs there: in order, not
 /// empty, and maximal (two runs never touch).

@@ -32,9 +32,9 @@ constexpr uint64_t kFreshPagesMinimum = uint64_t(1) << 20;
 /// The undo record of host range `range` when every whole page in it is fresh: in a private
 /// anonymous mapping, neither in memory nor swapped out (/proc/self/pagemap), so it reads as
 /// zeros and does again after MADV_DONTNEED. The whole pages are then faulted in for writing
-/// in one call. nullopt when any page is not fresh, the range is too small, or the system
-/// cannot tell (not Linux, no pagemap).
-std::optional<FreshUndo> claimFreshPages(ByteRange range);
+/// in one call (on up to `threads` threads when large). nullopt when any page is not fresh,
+/// the range is too small, or the system cannot tell (not Linux, no pagemap).
+std::optional<FreshUndo> claimFreshPages(ByteRange range, unsigned threads = 1);
 
 /// Puts the range back: its whole pages discarded, its partial pages' bytes restored.
 void rollBackFreshPages(const FreshUndo &undo);

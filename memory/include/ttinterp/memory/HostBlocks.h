@@ -22,8 +22,9 @@ struct HostBlockReturn {
 using HostBlock = std::unique_ptr<uint8_t[], HostBlockReturn>;
 
 /// A block of at least `bytes` bytes (64-byte aligned; from 2 MiB on, on a 2 MiB boundary, a
-/// mapping of its own, its first `bytes` already in memory when it is new); contents unspecified.
-HostBlock acquireHostBlock(size_t bytes);
+/// mapping of its own, its first `bytes` already in memory when it is new, faulted in on up to
+/// `threads` threads); contents unspecified.
+HostBlock acquireHostBlock(size_t bytes, unsigned threads = 1);
 
 /// Bytes the pool may keep for reuse (default 4 GiB); 0 frees everything now.
 void setHostBlockCacheLimit(size_t bytes);

@@ -99,7 +99,8 @@ enum class BoundsMode {
 /// is 2 MiB, gone from the caches by the time the launch ends; its groups' map is 4 KiB).
 class ByteBitmap {
 public:
-  void resize(size_t bytes);
+  /// Sized for `bytes` bytes, every bit clear (cleared on up to `threads` threads when large).
+  void resize(size_t bytes, unsigned threads = 1);
   size_t size() const { return bytes_; }
   void set(size_t offset, size_t count) { setRange(offset, count, false); }
   void setConcurrent(size_t offset, size_t count) { setRange(offset, count, true); }
@@ -156,13 +157,14 @@ struct Region {
   /// (PointerArgument::exchangePages).
   bool exchangePages = false;
 
-  /// A shadow whose bytes are not copied in yet (state WrittenOnly).
-  void allocate(ByteRange r);
+  /// A shadow whose bytes are not copied in yet (state WrittenOnly); `threads` may fault in
+  /// its pages and clear its dirty map (Session::Options::copyThreads).
+  void allocate(ByteRange r, unsigned threads = 1);
   /// The caller's own host bytes stand in for the shadow (ReadThrough or InPlace).
-  void adopt(ByteRange r, ShadowState state);
+  void adopt(ByteRange r, ShadowState state, unsigned threads = 1);
   /// The caller's fresh pages stand in for the shadow (state FreshPages); `undo` puts them
   /// back unless commit() is called first.
-  void adoptFresh(ByteRange r, FreshUndo undo);
+  void adoptFresh(ByteRange r, FreshUndo undo, unsigned threads = 1);
   /// Moves the bytes of a FreshPages region into a shadow of its own (state Full) and rolls
   /// the caller's pages back: for when its writes must wait for a write-back after all (a
   /// partial sync, a donation, a merge with a larger region).
@@ -186,7 +188,7 @@ struct Region {
 
 private:
   /// Where the shadow of a region of `size` bytes goes in storage_ (allocated here).
-  void placeShadow(size_t size);
+  void placeShadow(size_t size, unsigned threads = 1);
 
   ShadowState state_ = ShadowState::WrittenOnly;
   HostBlock storage_;

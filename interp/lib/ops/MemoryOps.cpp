@@ -304,29 +304,6 @@ inline void findRows(Frame::StartRuns &known) {
   }
 }
 
-/// The runs, offsets, span and rows of `known` from its breaks; startOf(i) is lane i's
-/// pointer (asked for the first lane of each run).
-template <DType D, class PointerOf>
-void describeRuns(Frame &f, Frame::StartRuns &known, int64_t n, PointerOf startOf) {
-  known.runs.clear();
-  known.offsets.clear();
-  known.lo = known.hi = 0;
-  known.oneTag = n > 0;
-  const uint64_t start0 = n > 0 ? startOf(0) : 0;
-  LaneRunCursor all(f, known.breaks.data(), nullptr, n);
-  for (int64_t i, run; all.next(i, run);) {
-    // Offsets between addresses of one tag: a real span of memory when every run is in it.
-    const uint64_t first = startOf(i);
-    int64_t offset = int64_t(tagged::address(first) - tagged::address(start0));
-    known.oneTag &= tagged::tag(first) == tagged::tag(start0);
-    known.runs.emplace_back(i, run);
-    known.offsets.push_back(offset);
-    known.lo = std::min(known.lo, offset);
-    known.hi = std::max(known.hi, offset + run * int64_t(byteSize(D)));
-  }
-  findRows(known);
-}
-
 /// What the loads through an advanced pointer reuse for one entry into its loop: the run
 /// breaks of the starting pointers, and the runs of a load with every lane active.
 template <DType D>
@@ -335,7 +312,21 @@ void learnStartRuns(Frame &f, Frame::StartRuns &known, const uint64_t *start, in
   known.breaks.resize(size_t((n + 63) / 64));
   simd::laneBreaks(start, n, byteSize(D), known.breaks.data());
   known.loopEntry = loopEntry;
-  describeRuns<D>(f, known, n, [start](int64_t i) { return start[i]; });
+  known.runs.clear();
+  known.offsets.clear();
+  known.lo = known.hi = 0;
+  known.oneTag = n > 0;
+  LaneRunCursor all(f, known.breaks.data(), nullptr, n);
+  for (int64_t i, run; all.next(i, run);) {
+    // Offsets between addresses of one tag: a real span of memory when every run is in it.
+    int64_t offset = int64_t(tagged::address(start[i]) - tagged::address(start[0]));
+    known.oneTag &= tagged::tag(start[i]) == tagged::tag(start[0]);
+    known.runs.emplace_back(i, run);
+    known.offsets.push_back(offset);
+    known.lo = std::min(known.lo, offset);
+    known.hi = std::max(known.hi, offset + run * int64_t(byteSize(D)));
+  }
+  findRows(known);
 }
 
 /// The lanes of outer pointers (OuterPointerData): lane (i, j) is tt.addptr's sum of the
@@ -420,8 +411,8 @@ void learnOuterRuns(Frame &f, Frame::StartRuns &known, const OuterLanes &lanes,
     return;
   }
   // A run breaks where simd::laneBreaks would see one: at a row that does not continue the
-  // row before it (and nowhere inside a row). The runs are read off the rows as describeRuns
-  // would read them off the breaks.
+  // row before it (and nowhere inside a row). The runs are read off the rows as learnStartRuns
+  // reads them off the breaks.
   known.breaks.assign(size_t((total + 63) / 64), 0);
   if (total % 64)
     known.breaks.back() = ~uint64_t(0) << (total % 64); // past the lanes: breaks

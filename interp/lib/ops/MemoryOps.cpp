@@ -304,6 +304,28 @@ inline void findRows(Frame::StartRuns &known) {
   }
 }
 
+/// Empties known's runs, offsets and span (one tag, until a run says otherwise).
+inline void clearRuns(Frame::StartRuns &known, bool anyLanes) {
+  known.runs.clear();
+  known.offsets.clear();
+  known.lo = known.hi = 0;
+  known.oneTag = anyLanes;
+}
+
+/// Appends the run of `length` lanes from lane `lane` to known's runs; `first` is its first
+/// lane's pointer, `start0` lane 0's.
+template <DType D>
+void appendRun(Frame::StartRuns &known, int64_t lane, int64_t length, uint64_t first,
+               uint64_t start0) {
+  // Offsets between addresses of one tag: a real span of memory when every run is in it.
+  const int64_t offset = int64_t(tagged::address(first) - tagged::address(start0));
+  known.oneTag &= tagged::tag(first) == tagged::tag(start0);
+  known.runs.emplace_back(lane, length);
+  known.offsets.push_back(offset);
+  known.lo = std::min(known.lo, offset);
+  known.hi = std::max(known.hi, offset + length * int64_t(byteSize(D)));
+}
+
 /// What the loads through an advanced pointer reuse for one entry into its loop: the run
 /// breaks of the starting pointers, and the runs of a load with every lane active.
 template <DType D>
@@ -312,20 +334,10 @@ void learnStartRuns(Frame &f, Frame::StartRuns &known, const uint64_t *start, in
   known.breaks.resize(size_t((n + 63) / 64));
   simd::laneBreaks(start, n, byteSize(D), known.breaks.data());
   known.loopEntry = loopEntry;
-  known.runs.clear();
-  known.offsets.clear();
-  known.lo = known.hi = 0;
-  known.oneTag = n > 0;
+  clearRuns(known, n > 0);
   LaneRunCursor all(f, known.breaks.data(), nullptr, n);
-  for (int64_t i, run; all.next(i, run);) {
-    // Offsets between addresses of one tag: a real span of memory when every run is in it.
-    int64_t offset = int64_t(tagged::address(start[i]) - tagged::address(start[0]));
-    known.oneTag &= tagged::tag(start[i]) == tagged::tag(start[0]);
-    known.runs.emplace_back(i, run);
-    known.offsets.push_back(offset);
-    known.lo = std::min(known.lo, offset);
-    known.hi = std::max(known.hi, offset + run * int64_t(byteSize(D)));
-  }
+  for (int64_t i, run; all.next(i, run);)
+    appendRun<D>(known, i, run, start[i], start[0]);
   findRows(known);
 }
 
@@ -416,25 +428,18 @@ void learnOuterRuns(Frame &f, Frame::StartRuns &known, const OuterLanes &lanes,
   known.breaks.assign(size_t((total + 63) / 64), 0);
   if (total % 64)
     known.breaks.back() = ~uint64_t(0) << (total % 64); // past the lanes: breaks
-  known.runs.clear();
-  known.offsets.clear();
-  known.lo = known.hi = 0;
-  known.oneTag = true;
-  const uint64_t start0 = known.rowStarts[0];
+  clearRuns(known, true);
   for (int64_t i = 0; i < m; ++i) {
     const uint64_t start = known.rowStarts[i];
     if (i > 0 && start == known.rowStarts[i - 1] + uint64_t(n) * size &&
         tagged::address(start) >= size) {
       known.runs.back().second += n; // continues the run before
+      known.hi =
+          std::max(known.hi, known.offsets.back() + known.runs.back().second * int64_t(size));
     } else {
       known.breaks[(i * n) >> 6] |= uint64_t(1) << ((i * n) & 63);
-      const int64_t offset = int64_t(tagged::address(start) - tagged::address(start0));
-      known.oneTag &= tagged::tag(start) == tagged::tag(start0);
-      known.runs.emplace_back(i * n, n);
-      known.offsets.push_back(offset);
-      known.lo = std::min(known.lo, offset);
+      appendRun<D>(known, i * n, n, start, known.rowStarts[0]);
     }
-    known.hi = std::max(known.hi, known.offsets.back() + known.runs.back().second * int64_t(size));
   }
   findRows(known);
   known.loopEntry = loopEntry;

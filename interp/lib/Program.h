@@ -170,13 +170,15 @@ struct Frame {
   /// Per fused contiguous access: the first lane's pointer when it last ran on this frame
   /// (MemoryOps.cpp's prefetchNext predicts the next one from it).
   std::vector<uint64_t> lastAccess;
-  /// The bytes the last of those accesses asked for (start, length, whether for a write): a
-  /// row that several accesses read (a layer norm's x, loaded in each of its three loops) is
-  /// asked for once.
+  /// The bytes the last of those accesses guessed (start, length, whether for a write) and
+  /// how many of them are asked for so far: a row that several accesses read (a layer norm's
+  /// x, loaded in each of its three loops) is guessed once, and asked for a few lines at a
+  /// time by the accesses that follow.
   struct Prefetched {
     const uint8_t *start = nullptr;
     int64_t bytes = 0;
     bool forWrite = false;
+    int64_t issued = 0;
   } lastPrefetch;
   /// Set while an op writes its result straight into memory that a forwarded store streams
   /// to (LaunchMemory::streamsStores): ops that can write it by streaming stores do

@@ -675,6 +675,18 @@ struct FusedOperands {
   uint32_t history = 0; ///< Its entry in Frame::lastAccess.
 };
 
+/// Asks for up to `lines` more cache lines of the pending guess (Frame::Prefetched).
+inline void continuePrefetch(Frame::Prefetched &asked, int64_t lines) {
+  const int64_t stop = std::min(asked.bytes, asked.issued + lines * 64);
+  if (asked.forWrite)
+    for (int64_t b = asked.issued; b < stop; b += 64)
+      __builtin_prefetch(asked.start + b, 1);
+  else
+    for (int64_t b = asked.issued; b < stop; b += 64)
+      __builtin_prefetch(asked.start + b, 0);
+  asked.issued = std::max(asked.issued, stop);
+}
+
 /// A fused access of `bytes` at `lane0` (`host` in this process) asks for the bytes its next
 /// run will touch: lane0 moves by the same stride from one run to the next (the next
 /// program's row, the next iteration's block), so they are guessed as this run's moved by
@@ -682,12 +694,20 @@ struct FusedOperands {
 /// each): the hardware's prefetchers, which stop at page ends, left each row's first touch
 /// waiting on memory (docs/performance.md, seventh round). A wrong guess costs only the
 /// prefetches: they never fault and change no byte.
+///
+/// A guess is asked for a few lines at a time, by this access and the ones after it: a
+/// prefetch waits for a free fill buffer, and a row's 64 lines asked for at once held the
+/// core up until most of them had arrived (docs/performance.md, twenty-third round). What
+/// is left of a guess when the next one is made is asked for then.
 inline void prefetchNext(Frame &f, uint32_t history, uint64_t lane0, const uint8_t *host,
                          int64_t bytes, bool forWrite) {
   // Strides beyond this are not a row or a block apart (or cross buffers: tags differ).
   constexpr int64_t kMaxStride = int64_t(1) << 26;
   // Enough for a row of 4,096 floats; beyond, the access itself trains the prefetchers.
   constexpr int64_t kMaxPrefetch = int64_t(16) << 10;
+  constexpr int64_t kLinesPerAccess = 8;
+  Frame::Prefetched &asked = f.lastPrefetch;
+  continuePrefetch(asked, kLinesPerAccess);
   uint64_t &last = f.lastAccess[history];
   const int64_t stride = int64_t(lane0 - last);
   last = lane0;
@@ -699,16 +719,11 @@ inline void prefetchNext(Frame &f, uint32_t history, uint64_t lane0, const uint8
   const int64_t end = std::min(bytes, kMaxPrefetch);
   // Asked for already (by another access of the same row, since): prefetches of lines on
   // their way cost the instructions, and stall when the miss buffers are full.
-  Frame::Prefetched &asked = f.lastPrefetch;
   if (next == asked.start && end <= asked.bytes && forWrite == asked.forWrite)
     return;
+  continuePrefetch(asked, asked.bytes);
   asked = {next, end, forWrite};
-  if (forWrite)
-    for (int64_t b = 0; b < end; b += 64)
-      __builtin_prefetch(next + b, 1);
-  else
-    for (int64_t b = 0; b < end; b += 64)
-      __builtin_prefetch(next + b, 0);
+  continuePrefetch(asked, kLinesPerAccess);
 }
 
 /// The common case of a fused access: the lanes' offsets do not wrap, so the

@@ -413,7 +413,22 @@ public:
   void request(std::shared_ptr<ChainState> state) {
     if (getpid() != pid_)
       return; // a forked child: the parent's thread is not here, and its locks may be held
+    // The process's first compilation runs here, on the thread that asks (once, some 10 ms):
+    // LLVM makes static objects on its first code generation, which must outlive the thread
+    // (stopAtExit). Later ones run in the background.
+    bool first = false;
+    std::call_once(firstCompilation_, [&] {
+      first = true;
+      std::string error;
+      if (ChainLoops loops = compile(state->code, error))
+        handOver(*state, loops);
+      std::atexit(&stopAtExit);
+    });
+    if (first)
+      return;
     std::lock_guard<std::mutex> lock(mutex_);
+    if (stop_)
+      return; // the process is exiting
     queue_.push_back(std::move(state));
     if (!thread_.joinable())
       thread_ = std::thread([this] { serve(); });
@@ -432,6 +447,14 @@ public:
   bool usable() const { return getpid() == pid_; }
 
   ~Compiler() {
+    stop();
+    // jit_ is left to the process's end: compiled loops may still be reachable from
+    // kernels that other static objects hold.
+  }
+
+  /// Stops the background thread after the compilation under way, if any; no more are
+  /// queued. Idempotent.
+  void stop() {
     if (getpid() != pid_) {
       // A forked child: the thread is the parent's, and it may have held the lock.
       if (thread_.joinable())
@@ -443,11 +466,17 @@ public:
       stop_ = true;
       wake_.notify_one();
     }
-    if (thread_.joinable())
-      thread_.join(); // after the compilation under way, if any
-    // jit_ is left to the process's end: compiled loops may still be reachable from
-    // kernels that other static objects hold.
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id())
+      thread_.join();
   }
+
+  /// Registered with std::atexit after the first compilation and again after each one.
+  /// Exit destroys static objects in the reverse order of their making, and LLVM makes some
+  /// on first use (while the JIT is made, during a first code generation): the Compiler, made
+  /// before them, would stop its thread only after they were gone, and a compilation still
+  /// under way at exit then crashed in LLVM (a process ending right after a chain had asked
+  /// to be compiled). A handler registered after them runs before they go.
+  static void stopAtExit() { get().stop(); }
 
 private:
   Compiler() : pid_(getpid()) {}
@@ -490,6 +519,7 @@ private:
       if (ChainLoops loops = compile(state->code, error))
         handOver(*state, loops);
       state.reset();
+      std::atexit(&stopAtExit); // after whatever LLVM made for this compilation
       lock.lock();
       busy_ = false;
       if (queue_.empty())
@@ -503,6 +533,7 @@ private:
   std::deque<std::shared_ptr<ChainState>> queue_;
   bool busy_ = false, stop_ = false;
   std::thread thread_;
+  std::once_flag firstCompilation_;
 
   std::mutex jitMutex_;
   llvm::orc::LLJIT *jit_ = nullptr;

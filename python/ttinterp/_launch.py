@@ -7,13 +7,18 @@ with one shadow. Nothing here interprets anything: the C++ library does the laun
 """
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import warnings
 
 from . import _state
 from ._errors import Hazard, HazardError, HazardWarning, KernelFault
-from ._ttinterp import Kernel
+from ._ttinterp import Kernel, wait_for_chain_compilations
+
+# A chain compiling in the background when the interpreter exits would still be running in LLVM
+# while the process tears LLVM down: let it finish first (at most the one compilation under way).
+atexit.register(wait_for_chain_compilations)
 
 _kernels: dict = {}
 

@@ -551,6 +551,10 @@ ChainFn beforeInterpretedRun(const std::shared_ptr<ChainState> &state, int64_t l
   // Asked for already (and, eager, compiled or failed): no write to the shared line.
   if (mode == ChainCompilation::Off || state->requested.load(std::memory_order_relaxed))
     return nullptr;
+  // A run interprets each op of the chain once, a dispatch of some 10 ns whatever its lanes: a
+  // short one (a chain of scalars has one lane) counts as what that costs in lanes' time.
+  constexpr int64_t kLanesPerRunAtLeast = 64;
+  lanes = std::max(lanes, kLanesPerRunAtLeast);
   if (mode == ChainCompilation::Background &&
       state->lanesBeforeCompile.fetch_sub(lanes, std::memory_order_relaxed) > lanes)
     return nullptr;

@@ -6,6 +6,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <array>
@@ -90,16 +91,17 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
       return it->second;
     ChainCode::Leaf leaf;
     int32_t operand = -1;
-    auto type = mlir::cast<mlir::RankedTensorType>(v.getType());
     // A leaf is an f32 block, or a bf16/f16 one an extf widens: its value is a float exactly.
+    // In a chain of scalars, a scalar is a block of one lane.
+    mlir::Type element = mlir::getElementTypeOrSelf(v.getType());
     if (std::optional<double> c = splatConstant(v)) {
       leaf.kind = ChainCode::Leaf::Constant;
       leaf.constant = float(*c);
     } else {
       std::optional<SlotId> scalar = L.splatOf(v);
-      leaf.kind = type.getElementType().isInteger(1) ? ChainCode::Leaf::Mask
-                  : scalar                           ? ChainCode::Leaf::Scalar
-                                                     : ChainCode::Leaf::Tensor;
+      leaf.kind = element.isInteger(1) ? ChainCode::Leaf::Mask
+                  : scalar             ? ChainCode::Leaf::Scalar
+                                       : ChainCode::Leaf::Tensor;
       operand = int32_t(operands.size());
       operands.push_back(scalar.value_or(L.use(v)));
     }

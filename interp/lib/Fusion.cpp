@@ -142,10 +142,27 @@ mlir::Operation *storeProducer(mlir::Operation *store,
 /// Whether `op` can be a link of an element-wise chain: an f32 tensor op of the kinds
 /// ChainCode holds, with its operands lane by lane (a select's mask a tensor, not a scalar),
 /// an f32 compare making a mask for one, or a cast between f32 and bf16/f16 (f16 and bf16
-/// blocks hold floats: widening is exact, and rounding to bf16 is a few integer ops).
+/// blocks hold floats: widening is exact, and rounding to bf16 is a few integer ops). Or the
+/// same op on f32 scalars only (a row's `1 / sqrt(var / n + eps)`): a chain of one lane, whose
+/// ops' dispatches cost more than the arithmetic.
 bool chainable(mlir::Operation *op) {
   if (!op || op->getNumResults() != 1 || op->getNumOperands() == 0)
     return false;
+  if (!mlir::isa<mlir::RankedTensorType>(op->getResult(0).getType())) {
+    if (!op->getResult(0).getType().isF32() && !is(op, "arith.cmpf"))
+      return false;
+    // Every operand an f32 scalar, but a select's condition (an i1).
+    for (mlir::Value operand : op->getOperands())
+      if (!operand.getType().isF32() && !(is(op, "arith.select") && operand == op->getOperand(0) &&
+                                          operand.getType().isInteger(1)))
+        return false;
+    if (is(op, "arith.cmpf")) {
+      auto predicate = op->getAttrOfType<mlir::IntegerAttr>("predicate");
+      return predicate && predicate.getInt() >= 0 && predicate.getInt() <= 15;
+    }
+    return !is(op, "arith.extf") && !is(op, "arith.truncf") &&
+           chainNodeOp(op->getName().getStringRef()).has_value();
+  }
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
   auto from = mlir::dyn_cast<mlir::RankedTensorType>(op->getOperands().back().getType());
   if (!type || !from)

@@ -341,6 +341,127 @@ TEST_CASE("outputs of 8 MiB on fresh pages are streamed into where they are, wit
   }
 }
 
+namespace {
+/// Program p reads scalars x[p] and y[p] and stores two chains of scalars:
+///   out1[p] = 1 / sqrt(x / y + s)         (a layer norm's rstd, as Triton spells it)
+///   out2[p] = x > y ? x - s : -y          (a compare and a select on scalars)
+const char *kScalarChains = R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %out1: !tt.ptr<f32>,
+                    %out2: !tt.ptr<f32>, %s: f32) {
+    %one = arith.constant 1.000000e+00 : f32
+    %pid = tt.get_program_id x : i32
+    %xp = tt.addptr %x, %pid : !tt.ptr<f32>, i32
+    %xv = tt.load %xp : !tt.ptr<f32>
+    %yp = tt.addptr %y, %pid : !tt.ptr<f32>, i32
+    %yv = tt.load %yp : !tt.ptr<f32>
+    %a = arith.divf %xv, %yv : f32
+    %b = arith.addf %a, %s : f32
+    %c = math.sqrt %b : f32
+    %r = arith.divf %one, %c : f32
+    %o1 = tt.addptr %out1, %pid : !tt.ptr<f32>, i32
+    tt.store %o1, %r : !tt.ptr<f32>
+    %gt = arith.cmpf ogt, %xv, %yv : f32
+    %d = arith.subf %xv, %s : f32
+    %e = arith.negf %yv : f32
+    %q = arith.select %gt, %d, %e : f32
+    %o2 = tt.addptr %out2, %pid : !tt.ptr<f32>, i32
+    tt.store %o2, %q : !tt.ptr<f32>
+    tt.return
+  }
+}
+)";
+
+/// Launches kScalarChains over every element of x and y; returns (out1, out2).
+std::pair<std::vector<float>, std::vector<float>> runScalarChains(const interp::Kernel &k,
+                                                                  std::vector<float> x,
+                                                                  std::vector<float> y, float s,
+                                                                  uint64_t maxSteps = 0) {
+  std::vector<float> out1(x.size(), -5.0f), out2(x.size(), -5.0f);
+  LaunchResult r =
+      launch(k,
+             {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
+              pointer("out1", viewOf(out1, DType::F32)), pointer("out2", viewOf(out2, DType::F32))},
+             {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), floatArg(s)}, {int64_t(x.size()), 1, 1},
+             2, maxSteps);
+  REQUIRE(r.error.empty());
+  REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+  return {out1, out2};
+}
+
+/// Each program's two scalars, one IEEE operation at a time.
+void checkScalarChains(const std::vector<float> &x, const std::vector<float> &y, float s,
+                       const std::pair<std::vector<float>, std::vector<float>> &got) {
+  size_t wrong = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    float a = x[i] / y[i];
+    float b = a + s;
+    float r = 1.0f / std::sqrt(b);
+    float q = x[i] > y[i] ? x[i] - s : -y[i];
+    bool same = sameFloat(got.first[i], r) && sameFloat(got.second[i], q);
+    if (!same && wrong++ < 5) {
+      CAPTURE(i);
+      CAPTURE(x[i]);
+      CAPTURE(y[i]);
+      CAPTURE(got.first[i]);
+      CAPTURE(r);
+      CAPTURE(got.second[i]);
+      CAPTURE(q);
+      CHECK(same);
+    }
+  }
+  CHECK(wrong == 0);
+}
+} // namespace
+
+TEST_CASE("chains of scalars give each program the IEEE bits, interpreted and compiled") {
+  LoadedKernel k = loadKernel(kScalarChains);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> x = values(300, 51), y = values(300, 52);
+  const float s = 0.3f;
+  for (interp::ChainCompilation mode :
+       {interp::ChainCompilation::Off, interp::ChainCompilation::Eager}) {
+    Mode scoped(mode);
+    CAPTURE(int(mode));
+    uint64_t loopsBefore = interp::chainsGivenLoops();
+    checkScalarChains(x, y, s, runScalarChains(*k.kernel, x, y, s));
+    CHECK(interp::chainsGivenLoops() - loopsBefore ==
+          (mode == interp::ChainCompilation::Eager ? 2u : 0u));
+  }
+  // One instruction per chain: get_program_id, four addptrs, two loads, two chains, two stores
+  // and the block itself: 12 steps, where op by op the chains' eight ops would be 6 more.
+  Mode scoped(interp::ChainCompilation::Off);
+  std::vector<float> one = {2.0f}, two = {0.5f};
+  auto steps = [&](uint64_t maxSteps) {
+    std::vector<float> out1(1), out2(1);
+    return launch(
+        *k.kernel,
+        {pointer("x", viewOf(one, DType::F32)), pointer("y", viewOf(two, DType::F32)),
+         pointer("out1", viewOf(out1, DType::F32)), pointer("out2", viewOf(out2, DType::F32))},
+        {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), floatArg(s)}, {1, 1, 1}, 1, maxSteps);
+  };
+  LaunchResult enough = steps(12);
+  CHECK(enough.error.empty());
+  CHECK_FALSE(enough.fault);
+  LaunchResult tooFew = steps(11);
+  REQUIRE(tooFew.fault);
+  CHECK(tooFew.fault->kind == "step_limit");
+}
+
+TEST_CASE("a chain of scalars is compiled in the background after enough runs, not lanes") {
+  // A run of one lane counts as 64 toward the 2^21 lanes that ask for a compilation: 32,768
+  // programs' runs, where counting lanes would take two million.
+  Mode scoped(interp::ChainCompilation::Background);
+  LoadedKernel k = loadKernel(kScalarChains);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> x = values(32768, 61), y = values(32768, 62);
+  uint64_t loopsBefore = interp::chainsGivenLoops();
+  checkScalarChains(x, y, 1.5f, runScalarChains(*k.kernel, x, y, 1.5f));
+  interp::waitForChainCompilations();
+  CHECK(interp::chainsGivenLoops() - loopsBefore == 2);
+  checkScalarChains(x, y, 1.5f, runScalarChains(*k.kernel, x, y, 1.5f));
+}
+
 TEST_CASE("a chain counts as one instruction toward the step limit") {
   // The block runs get_program_id, muli, the mask %m (a select reads it), two loads, the
   // store that runs chain %pos, t1..t6, chain u1..u3, its store, the store that runs %w, and

@@ -20,21 +20,20 @@ std::string_view name(HazardKind k) {
 namespace {
 
 /// Splits the range containing `at` (if any) so that a range starts at `at`.
-template <class V> void splitAt(std::map<uint64_t, V> &map, uint64_t at) {
+template <class Map> void splitAt(Map &map, uint64_t at) {
   auto it = map.upper_bound(at);
   if (it == map.begin())
     return;
   --it;
   if (it->first < at && at < it->second.hi) {
-    V tail = it->second;
+    typename Map::mapped_type tail = it->second;
     it->second.hi = at;
     map.emplace(at, tail);
   }
 }
 
 /// Merges [lo, hi)'s neighbours with equal contents into one range.
-template <class V, class Same> void coalesce(std::map<uint64_t, V> &map, uint64_t lo, uint64_t hi,
-                                            Same same) {
+template <class Map, class Same> void coalesce(Map &map, uint64_t lo, uint64_t hi, Same same) {
   auto it = map.lower_bound(lo);
   if (it != map.begin())
     --it;
@@ -109,6 +108,35 @@ bool HazardTracker::ReaderList::operator==(const ReaderList &o) const {
     if (!((*this)[i] == o[i]))
       return false;
   return true;
+}
+
+void *NodeArena::allocate(size_t bytes) {
+  const size_t cls = (bytes + 15) / 16;
+  if (cls == 0 || cls > std::size(free_))
+    return ::operator new(bytes);
+  if (Free *f = free_[cls - 1]) {
+    free_[cls - 1] = f->next;
+    return f;
+  }
+  const size_t size = cls * 16;
+  if (used_ + size > kBlockBytes) {
+    blocks_.push_back(std::make_unique<unsigned char[]>(kBlockBytes));
+    used_ = 0;
+  }
+  void *p = blocks_.back().get() + used_;
+  used_ += size;
+  return p;
+}
+
+void NodeArena::deallocate(void *p, size_t bytes) {
+  const size_t cls = (bytes + 15) / 16;
+  if (cls == 0 || cls > std::size(free_)) {
+    ::operator delete(p);
+    return;
+  }
+  auto *f = static_cast<Free *>(p);
+  f->next = free_[cls - 1];
+  free_[cls - 1] = f;
 }
 
 HazardTracker::HazardTracker() = default;

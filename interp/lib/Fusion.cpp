@@ -148,20 +148,21 @@ mlir::Operation *storeProducer(mlir::Operation *store,
 bool chainable(mlir::Operation *op) {
   if (!op || op->getNumResults() != 1 || op->getNumOperands() == 0)
     return false;
+  auto knownPredicate = [&] {
+    auto predicate = op->getAttrOfType<mlir::IntegerAttr>("predicate");
+    return predicate && predicate.getInt() >= 0 && predicate.getInt() <= 15;
+  };
   if (!mlir::isa<mlir::RankedTensorType>(op->getResult(0).getType())) {
     if (!op->getResult(0).getType().isF32() && !is(op, "arith.cmpf"))
       return false;
-    // Every operand an f32 scalar, but a select's condition (an i1).
+    // Every operand an f32 scalar (so no cast), but a select's condition (an i1).
     for (mlir::Value operand : op->getOperands())
       if (!operand.getType().isF32() && !(is(op, "arith.select") && operand == op->getOperand(0) &&
                                           operand.getType().isInteger(1)))
         return false;
-    if (is(op, "arith.cmpf")) {
-      auto predicate = op->getAttrOfType<mlir::IntegerAttr>("predicate");
-      return predicate && predicate.getInt() >= 0 && predicate.getInt() <= 15;
-    }
-    return !is(op, "arith.extf") && !is(op, "arith.truncf") &&
-           chainNodeOp(op->getName().getStringRef()).has_value();
+    if (is(op, "arith.cmpf"))
+      return knownPredicate();
+    return chainNodeOp(op->getName().getStringRef()).has_value();
   }
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
   auto from = mlir::dyn_cast<mlir::RankedTensorType>(op->getOperands().back().getType());
@@ -172,10 +173,8 @@ bool chainable(mlir::Operation *op) {
     return (operand.isBF16() || operand.isF16()) && result.isF32();
   if (is(op, "arith.truncf"))
     return operand.isF32() && result.isBF16();
-  if (is(op, "arith.cmpf")) {
-    auto predicate = op->getAttrOfType<mlir::IntegerAttr>("predicate");
-    return operand.isF32() && predicate && predicate.getInt() >= 0 && predicate.getInt() <= 15;
-  }
+  if (is(op, "arith.cmpf"))
+    return operand.isF32() && knownPredicate();
   if (!result.isF32())
     return false;
   if (is(op, "arith.select"))

@@ -246,8 +246,8 @@ bool hugePagesOnRequest() {
 }
 
 namespace {
-/// populateForWrite over [lo, hi) on up to `threads` threads, in pieces that start on huge-page
-/// boundaries (but the first), claimed as threads get to them.
+/// populateForWrite over [lo, hi) on up to `threads` threads, in pieces that end on huge-page
+/// boundaries, claimed as threads get to them.
 void populateSplit(uint64_t lo, uint64_t hi, unsigned threads) {
   constexpr uint64_t kHuge = uint64_t(2) << 20;
   // Below four huge pages a second thread costs more to wake than it saves.
@@ -256,17 +256,8 @@ void populateSplit(uint64_t lo, uint64_t hi, unsigned threads) {
     return;
   }
   const uint64_t piece = ((hi - lo) / (uint64_t(threads) * 4) + kHuge - 1) & ~(kHuge - 1);
-  const uint64_t base = lo & ~(kHuge - 1);
-  std::atomic<uint64_t> next{0};
-  runOnThreads(threads, [&] {
-    for (;;) {
-      const uint64_t k = next.fetch_add(1);
-      const uint64_t from = k == 0 ? lo : base + k * piece;
-      if (from >= hi)
-        return;
-      const uint64_t to = std::min(hi, base + (k + 1) * piece);
-      populateForWrite(reinterpret_cast<void *>(from), to - from);
-    }
+  runOnPieces(threads, lo, hi, piece, [](uint64_t from, uint64_t to) {
+    populateForWrite(reinterpret_cast<void *>(from), to - from);
   });
 }
 } // namespace

@@ -28,15 +28,11 @@ static std::atomic<uint64_t> *zeroedWords(HostBlock &block, size_t words, unsign
   static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t));
   constexpr size_t kPiece = size_t(512) << 10;
   uint8_t *p = block.get();
-  if (threads <= 1 || bytes < 4 * kPiece) {
+  if (threads <= 1 || bytes < 4 * kPiece)
     std::memset(p, 0, bytes);
-  } else {
-    std::atomic<size_t> next{0};
-    runOnThreads(threads, [&] {
-      for (size_t at; (at = next.fetch_add(kPiece)) < bytes;)
-        std::memset(p + at, 0, std::min(kPiece, bytes - at));
-    });
-  }
+  else
+    runOnPieces(threads, 0, bytes, kPiece,
+                [p](uint64_t from, uint64_t to) { std::memset(p + from, 0, to - from); });
   return reinterpret_cast<std::atomic<uint64_t> *>(p);
 }
 

@@ -2,6 +2,7 @@
 #include "ttinterp/memory/Workers.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -116,6 +117,18 @@ void runOnThreads(unsigned threads, const std::function<void()> &work) {
   // while one of its helpers is still starting: after it, a fork finds them all idle.
   p.finished.wait(lock, [&] { return p.running == 0 && p.settled == p.helpers; });
   p.job = nullptr;
+}
+
+void runOnPieces(unsigned threads, uint64_t lo, uint64_t hi, uint64_t step,
+                 const std::function<void(uint64_t, uint64_t)> &piece) {
+  if (lo >= hi)
+    return;
+  const uint64_t first = lo / step, pieces = (hi - 1) / step - first + 1;
+  std::atomic<uint64_t> next{0};
+  runOnThreads(unsigned(std::min<uint64_t>(threads, pieces)), [&] {
+    for (uint64_t k; (k = next.fetch_add(1)) < pieces;)
+      piece(std::max(lo, (first + k) * step), std::min(hi, (first + k + 1) * step));
+  });
 }
 
 } // namespace ttinterp

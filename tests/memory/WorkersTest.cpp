@@ -8,8 +8,10 @@
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <sys/wait.h>
@@ -58,6 +60,28 @@ TEST_CASE("every piece of a job runs exactly once, on any number of threads") {
   for (unsigned threads : {1u, 2u, 3u, 8u})
     for (uint64_t n : {0u, 1u, 7u, 10000u})
       CHECK(sumOfPieces(threads, n) == n * (n - (n ? 1 : 0)) / 2);
+}
+
+TEST_CASE("runOnPieces cuts a range at the multiples of its step and runs each piece once") {
+  // [10, 45) with step 16: [10, 16), [16, 32), [32, 45). [32, 48) with step 16: one piece.
+  for (unsigned threads : {1u, 2u, 8u}) {
+    CAPTURE(threads);
+    std::mutex m;
+    std::vector<std::pair<uint64_t, uint64_t>> got;
+    auto record = [&](uint64_t from, uint64_t to) {
+      std::lock_guard<std::mutex> lock(m);
+      got.emplace_back(from, to);
+    };
+    runOnPieces(threads, 10, 45, 16, record);
+    std::sort(got.begin(), got.end());
+    CHECK(got == std::vector<std::pair<uint64_t, uint64_t>>{{10, 16}, {16, 32}, {32, 45}});
+    got.clear();
+    runOnPieces(threads, 32, 48, 16, record);
+    CHECK(got == std::vector<std::pair<uint64_t, uint64_t>>{{32, 48}});
+    got.clear();
+    runOnPieces(threads, 7, 7, 16, record);
+    CHECK(got.empty());
+  }
 }
 
 TEST_CASE("helpers are kept from one job to the next") {

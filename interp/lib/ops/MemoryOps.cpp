@@ -675,7 +675,9 @@ struct FusedOperands {
   uint32_t history = 0; ///< Its entry in Frame::lastAccess.
 };
 
-/// Asks for up to `lines` more cache lines of the pending guess (Frame::Prefetched).
+/// Asks for up to `lines` more cache lines of the pending guess (Frame::Prefetched); all
+/// that is left of it when `lines` is kAllLines.
+constexpr int64_t kAllLines = INT64_MAX / 128;
 inline void continuePrefetch(Frame::Prefetched &asked, int64_t lines) {
   const int64_t stop = std::min(asked.bytes, asked.issued + lines * 64);
   if (asked.forWrite)
@@ -684,7 +686,7 @@ inline void continuePrefetch(Frame::Prefetched &asked, int64_t lines) {
   else
     for (int64_t b = asked.issued; b < stop; b += 64)
       __builtin_prefetch(asked.start + b, 0);
-  asked.issued = std::max(asked.issued, stop);
+  asked.issued = stop;
 }
 
 /// A fused access of `bytes` at `lane0` (`host` in this process) asks for the bytes its next
@@ -721,7 +723,7 @@ inline void prefetchNext(Frame &f, uint32_t history, uint64_t lane0, const uint8
   // their way cost the instructions, and stall when the miss buffers are full.
   if (next == asked.start && end <= asked.bytes && forWrite == asked.forWrite)
     return;
-  continuePrefetch(asked, asked.bytes);
+  continuePrefetch(asked, kAllLines);
   asked = {next, end, forWrite};
   continuePrefetch(asked, kLinesPerAccess);
 }

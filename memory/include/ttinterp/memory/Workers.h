@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cstdint>
 #include <functional>
 
 namespace ttinterp {
@@ -25,5 +26,10 @@ namespace ttinterp {
 /// and from inside work(): one job at a time uses the pool, others start
 /// threads of their own for the call.
 void runOnThreads(unsigned threads, const std::function<void()> &work);
+
+/// Runs piece(from, to) over [lo, hi) cut at the multiples of `step`, the pieces claimed as up
+/// to `threads` threads (runOnThreads) get to them.
+void runOnPieces(unsigned threads, uint64_t lo, uint64_t hi, uint64_t step,
+                 const std::function<void(uint64_t, uint64_t)> &piece);
 
 } // namespace ttinterp

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ libmlir-19-dev mlir-19-tools llvm-19-dev libfmt-dev doctest-dev
-          nlohmann-json3-dev libeigen3-dev libhwy-dev libsleef-dev)
+          nlohmann-json3-dev libeigen3-dev libhwy-dev libsleef-dev libabsl-dev)
 [[ ${1:-} == --clang ]] && packages+=(clang libclang-rt-14-dev)
 
 missing=()

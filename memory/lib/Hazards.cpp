@@ -1,6 +1,8 @@
 //===- Hazards.cpp - Cross-program conflicts over byte-range maps ---------===//
 #include "ttinterp/memory/Hazards.h"
 
+#include <absl/container/btree_map.h>
+
 #include <algorithm>
 
 namespace ttinterp {
@@ -41,7 +43,7 @@ template <class Map, class Same> void coalesce(Map &map, uint64_t lo, uint64_t h
     auto next = std::next(it);
     if (next != map.end() && it->second.hi == next->first && same(it->second, next->second)) {
       it->second.hi = next->second.hi;
-      map.erase(next);
+      it = std::prev(map.erase(next)); // a B-tree's erase moves the entries around it
       continue;
     }
     it = next;
@@ -110,36 +112,16 @@ bool HazardTracker::ReaderList::operator==(const ReaderList &o) const {
   return true;
 }
 
-void *NodeArena::allocate(size_t bytes) {
-  const size_t cls = (bytes + 15) / 16;
-  if (cls == 0 || cls > std::size(free_))
-    return ::operator new(bytes);
-  if (Free *f = free_[cls - 1]) {
-    free_[cls - 1] = f->next;
-    return f;
-  }
-  const size_t size = cls * 16;
-  if (used_ + size > kBlockBytes) {
-    blocks_.push_back(std::make_unique<unsigned char[]>(kBlockBytes));
-    used_ = 0;
-  }
-  void *p = blocks_.back().get() + used_;
-  used_ += size;
-  return p;
-}
+/// B-trees, not std::map: a launch adds a few ranges per program, so a tracked layernorm of
+/// 4,096 rows keeps some 12,000, and a red-black tree's node per range made every search a
+/// walk of scattered cache misses and every insert an allocation (docs/performance.md,
+/// twenty-fourth round). Abseil's B-tree keeps several ranges per node.
+struct HazardTracker::RangeMaps {
+  absl::btree_map<uint64_t, Writer> writers;
+  absl::btree_map<uint64_t, Readers> readers;
+};
 
-void NodeArena::deallocate(void *p, size_t bytes) {
-  const size_t cls = (bytes + 15) / 16;
-  if (cls == 0 || cls > std::size(free_)) {
-    ::operator delete(p);
-    return;
-  }
-  auto *f = static_cast<Free *>(p);
-  f->next = free_[cls - 1];
-  free_[cls - 1] = f;
-}
-
-HazardTracker::HazardTracker() = default;
+HazardTracker::HazardTracker() : ranges_(std::make_unique<RangeMaps>()) {}
 HazardTracker::~HazardTracker() = default;
 
 void HazardTracker::beginProgram(int64_t linear) {
@@ -253,22 +235,23 @@ void HazardTracker::recordRead(uint64_t lo, uint64_t hi) {
     return n > 0 && list[n - 1].program == program_ && list[n - 1].epoch == me.epoch;
   };
   // Most reads repeat what is known: one range already holds all these bytes.
-  auto known = readers_.upper_bound(lo);
-  if (known != readers_.begin()) {
+  auto known = ranges_->readers.upper_bound(lo);
+  if (known != ranges_->readers.begin()) {
     const Readers &r = std::prev(known)->second;
     if (r.hi >= hi && knows(r.list))
       return;
   }
-  splitAt(readers_, lo);
-  splitAt(readers_, hi);
+  splitAt(ranges_->readers, lo);
+  splitAt(ranges_->readers, hi);
   uint64_t cursor = lo;
-  auto it = readers_.lower_bound(lo);
+  auto it = ranges_->readers.lower_bound(lo);
   while (cursor < hi) {
-    if (it == readers_.end() || it->first > cursor) {
-      uint64_t end = it == readers_.end() ? hi : std::min(hi, it->first);
+    if (it == ranges_->readers.end() || it->first > cursor) {
+      uint64_t end = it == ranges_->readers.end() ? hi : std::min(hi, it->first);
       Readers fresh{end, {}};
       fresh.list.push(me);
-      readers_.emplace(cursor, std::move(fresh));
+      // A B-tree's insert moves the entries around it: `it` is found again past the new one.
+      it = std::next(ranges_->readers.emplace(cursor, std::move(fresh)).first);
       cursor = end;
       continue;
     }
@@ -284,7 +267,8 @@ void HazardTracker::recordRead(uint64_t lo, uint64_t hi) {
     cursor = it->second.hi;
     ++it;
   }
-  coalesce(readers_, lo, hi, [](const Readers &a, const Readers &b) { return a.list == b.list; });
+  coalesce(ranges_->readers, lo, hi,
+           [](const Readers &a, const Readers &b) { return a.list == b.list; });
 }
 
 void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
@@ -299,10 +283,10 @@ void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
     return it;
   };
   // One search of the writers serves the check and, for a write, its recording.
-  auto next = writers_.lower_bound(lo);
-  auto prev = next == writers_.begin() ? writers_.end() : std::prev(next);
-  bool prevOverlaps = prev != writers_.end() && prev->second.hi > lo;
-  for (auto it = prevOverlaps ? prev : next; it != writers_.end() && it->first < hi; ++it) {
+  auto next = ranges_->writers.lower_bound(lo);
+  auto prev = next == ranges_->writers.begin() ? ranges_->writers.end() : std::prev(next);
+  bool prevOverlaps = prev != ranges_->writers.end() && prev->second.hi > lo;
+  for (auto it = prevOverlaps ? prev : next; it != ranges_->writers.end() && it->first < hi; ++it) {
     const Writer &w = it->second;
     bool reads = kind == AccessKind::Read || kind == AccessKind::AtomicRead;
     bool exempt = (kind == AccessKind::Atomic || kind == AccessKind::AtomicRead) && w.atomic;
@@ -313,7 +297,8 @@ void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
   if (kind == AccessKind::AtomicRead)
     return;
   if (kind != AccessKind::Read) {
-    for (auto it = firstOverlap(readers_); it != readers_.end() && it->first < hi; ++it) {
+    for (auto it = firstOverlap(ranges_->readers); it != ranges_->readers.end() && it->first < hi;
+         ++it) {
       const ReaderList &list = it->second.list;
       for (size_t i = 0; i < list.size(); ++i) {
         if (!ordered(list[i].program, list[i].epoch)) {
@@ -336,27 +321,27 @@ void HazardTracker::record(uint64_t address, uint32_t size, AccessKind kind) {
   };
   // Most writes touch bytes nobody wrote yet (each program its own output): nothing to
   // split or erase, and the new range joins a neighbour or is inserted where it was searched.
-  if (!prevOverlaps && (next == writers_.end() || next->first >= hi)) {
-    if (prev != writers_.end() && prev->second.hi == lo && same(prev->second, mine)) {
+  if (!prevOverlaps && (next == ranges_->writers.end() || next->first >= hi)) {
+    if (prev != ranges_->writers.end() && prev->second.hi == lo && same(prev->second, mine)) {
       prev->second.hi = hi;
-      if (next != writers_.end() && next->first == hi && same(next->second, mine)) {
+      if (next != ranges_->writers.end() && next->first == hi && same(next->second, mine)) {
         prev->second.hi = next->second.hi;
-        writers_.erase(next);
+        ranges_->writers.erase(next);
       }
-    } else if (next != writers_.end() && next->first == hi && same(next->second, mine)) {
+    } else if (next != ranges_->writers.end() && next->first == hi && same(next->second, mine)) {
       Writer joined = mine;
       joined.hi = next->second.hi;
-      writers_.emplace_hint(writers_.erase(next), lo, joined);
+      ranges_->writers.emplace_hint(ranges_->writers.erase(next), lo, joined);
     } else {
-      writers_.emplace_hint(next, lo, mine);
+      ranges_->writers.emplace_hint(next, lo, mine);
     }
     return;
   }
-  splitAt(writers_, lo);
-  splitAt(writers_, hi);
-  writers_.erase(writers_.lower_bound(lo), writers_.lower_bound(hi));
-  writers_.emplace(lo, mine);
-  coalesce(writers_, lo, hi, same);
+  splitAt(ranges_->writers, lo);
+  splitAt(ranges_->writers, hi);
+  ranges_->writers.erase(ranges_->writers.lower_bound(lo), ranges_->writers.lower_bound(hi));
+  ranges_->writers.emplace(lo, mine);
+  coalesce(ranges_->writers, lo, hi, same);
 }
 
 std::vector<Hazard> HazardTracker::hazards(size_t limit) const {

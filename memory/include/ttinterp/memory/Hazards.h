@@ -57,39 +57,6 @@ enum class Release : uint8_t {
   RelaxedStore,    ///< Ends the release sequence: the location publishes nothing.
 };
 
-/// Nodes of one size for a tracker's range maps: each program of a typical launch adds a few
-/// ranges (its rows, its scalars), and the heap's allocation and free of every node were a
-/// sixth of a tracked run. Freed nodes are kept for reuse; everything goes with the tracker.
-class NodeArena {
-public:
-  NodeArena() = default;
-  NodeArena(const NodeArena &) = delete;
-  NodeArena &operator=(const NodeArena &) = delete;
-  void *allocate(size_t bytes);
-  void deallocate(void *p, size_t bytes);
-
-private:
-  struct Free {
-    Free *next;
-  };
-  static constexpr size_t kBlockBytes = size_t(64) << 10;
-  std::vector<std::unique_ptr<unsigned char[]>> blocks_;
-  size_t used_ = kBlockBytes; ///< Of the last block.
-  Free *free_[8] = {};        ///< By size in 16-byte steps, up to 128 bytes.
-};
-
-/// std::map's allocator over a NodeArena (larger or array requests go to the heap).
-template <class T> struct ArenaAllocator {
-  using value_type = T;
-  NodeArena *arena;
-  explicit ArenaAllocator(NodeArena *a) : arena(a) {}
-  template <class U> ArenaAllocator(const ArenaAllocator<U> &o) : arena(o.arena) {}
-  T *allocate(size_t n) { return static_cast<T *>(arena->allocate(n * sizeof(T))); }
-  void deallocate(T *p, size_t n) { arena->deallocate(p, n * sizeof(T)); }
-  template <class U> bool operator==(const ArenaAllocator<U> &o) const { return arena == o.arena; }
-  template <class U> bool operator!=(const ArenaAllocator<U> &o) const { return arena != o.arena; }
-};
-
 class HazardTracker {
 public:
   HazardTracker();
@@ -178,12 +145,8 @@ private:
   uint64_t knownAddress_ = 0;
   std::map<int32_t, ProgramState> parked_;               ///< Programs that wait, by id.
   std::map<uint64_t, std::shared_ptr<Clock>> published_; ///< By synchronising address.
-  template <class V>
-  using RangeMap =
-      std::map<uint64_t, V, std::less<uint64_t>, ArenaAllocator<std::pair<const uint64_t, V>>>;
-  NodeArena nodes_; ///< Before the maps: they give their nodes back to it when destroyed.
-  RangeMap<Writer> writers_{ArenaAllocator<std::pair<const uint64_t, Writer>>(&nodes_)};
-  RangeMap<Readers> readers_{ArenaAllocator<std::pair<const uint64_t, Readers>>(&nodes_)};
+  struct RangeMaps; ///< Writers and readers by range start (Hazards.cpp).
+  std::unique_ptr<RangeMaps> ranges_;
   std::vector<Hazard> found_;
   uint64_t conflictBytes_ = 0;
 };

@@ -228,7 +228,11 @@ struct FrameStorage {
 
   // The thread's streaming stores (LaunchMemory::streamsStores) are seen by whoever reads
   // its results: the write-back, a page exchange, another thread.
-  ~FrameStorage() { fenceStreamingStores(); }
+  // Its stores are marked dirty before the launch's write-back looks (DirtyRuns).
+  ~FrameStorage() {
+    frame.dirtyRuns.flush();
+    fenceStreamingStores();
+  }
   FrameStorage(const FrameStorage &) = delete;
   FrameStorage &operator=(const FrameStorage &) = delete;
 

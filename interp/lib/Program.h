@@ -184,6 +184,8 @@ struct Frame {
   /// to (LaunchMemory::streamsStores): ops that can write it by streaming stores do
   /// (simd::basic, compiled chains); the others store as usual, with the same bytes.
   bool streamResult = false;
+  /// This worker's stores not yet marked dirty (with concurrent workers; flushed by the worker).
+  DirtyRuns dirtyRuns;
   bool stopped = false;
   std::optional<Fault> fault;
   PrintSink *printer = nullptr;

@@ -120,6 +120,49 @@ void ByteBitmap::setRange(size_t offset, size_t count, bool concurrent) {
     setBits(full_, firstGroup, endGroup - firstGroup, concurrent);
 }
 
+void DirtyRuns::mark(Run &run) {
+  if (run.region)
+    run.region->dirty.setConcurrent(run.lo, run.hi - run.lo);
+  run.region = nullptr;
+}
+
+void DirtyRuns::add(Region &r, uint64_t offset, uint64_t size) {
+  // A run is marked once it spans this much: its bits are then stored while the lines they
+  // describe are still being written, not all at the end of a worker's share (a large output's
+  // map is megabytes, and its lines come from memory: vector add's two-thread launch was 4%
+  // slower with one run per worker's stretch of programs).
+  constexpr uint64_t kMarkedRunBytes = uint64_t(4) << 10;
+  const uint64_t end = offset + size;
+  Run *free = nullptr;
+  for (Run &run : runs_) {
+    if (run.region == &r) {
+      if (offset <= run.hi && end >= run.lo) { // touches or overlaps: one run still
+        run.lo = std::min(run.lo, offset);
+        run.hi = std::max(run.hi, end);
+        if (run.hi - run.lo >= kMarkedRunBytes)
+          mark(run);
+        return;
+      }
+      mark(run); // the stores moved on: this region's run starts again here
+      run = {&r, offset, end};
+      return;
+    }
+    if (!run.region && !free)
+      free = &run;
+  }
+  if (!free) {
+    free = &runs_[victim_];
+    victim_ = (victim_ + 1) % kRuns;
+    mark(*free);
+  }
+  *free = {&r, offset, end};
+}
+
+void DirtyRuns::flush() {
+  for (Run &run : runs_)
+    mark(run);
+}
+
 void ByteBitmap::clear(size_t offset, size_t count) {
   if (count == 0)
     return;

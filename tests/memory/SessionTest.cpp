@@ -1061,3 +1061,81 @@ TEST_CASE("a large copy into pages never touched (a fresh allocation) lands ever
   CHECK(std::all_of(bytes + lastPage + 4096, bytes + mapped, [](uint8_t b) { return b == 0; }));
   munmap(fresh, mapped);
 }
+
+TEST_CASE("a worker's stores marked dirty through pending runs all go back, "
+          "and nothing else") {
+  // Concurrent workers mark their stores through DirtyRuns: runs per region
+  // that grow while the stores stay contiguous. Five regions (one more than the
+  // runs kept at once), stores that continue, overlap, skip ahead and go back,
+  // and stretches longer than a run is kept; the expected bytes are a
+  // per-element model of which stores happened.
+  constexpr int kRegions = 5;
+  constexpr int64_t kElements = 32768; // 128 KiB each: most bytes written once or never
+  std::vector<std::vector<int32_t>> buffers(kRegions, std::vector<int32_t>(kElements, 0));
+  std::vector<PointerArgument> args;
+  const char *names[kRegions] = {"a", "b", "c", "d", "e"};
+  for (int r = 0; r < kRegions; ++r)
+    args.push_back(arg(names[r], buffers[r], 0, kElements));
+  Session session;
+  LaunchMemory m;
+  std::string error;
+  REQUIRE(session.prepare(args, m, error));
+  REQUIRE(m.regions().size() == size_t(kRegions));
+  std::vector<std::vector<int32_t>> expected(kRegions, std::vector<int32_t>(kElements, -7));
+  constexpr int64_t kRandomEnd = kElements - 256; // the random stores stay below
+  std::mt19937 random(5);
+  std::vector<int64_t> next(kRegions, 0);
+  m.setConcurrent(true);
+  {
+    DirtyRuns pending;
+    for (int32_t step = 1; step <= 600; ++step) {
+      const int r = int(random() % kRegions);
+      const int64_t length = 1 + int64_t(random() % 200);
+      int64_t first;
+      const unsigned how = unsigned(random() % 20);
+      if (how < 10)
+        first = next[r]; // continues: runs grow past the length a run is kept to
+      else if (how < 13)
+        first = std::max<int64_t>(0, next[r] - length / 2); // overlaps
+      else if (how < 17)
+        first = int64_t(random() % kRandomEnd); // anywhere
+      else
+        first = std::max<int64_t>(0, next[r] - 2 * length - 1); // goes back, leaving a gap
+      first = std::min(first, kRandomEnd - length);
+      uint8_t *host = m.translateForWrite(tagged::advance(m.argumentPointer(size_t(r)), first * 4),
+                                          uint32_t(length * 4), pending);
+      REQUIRE(host);
+      for (int64_t k = 0; k < length; ++k) {
+        const int32_t v = 1000000 + step;
+        std::memcpy(host + k * 4, &v, 4);
+        expected[size_t(r)][size_t(first + k)] = v;
+      }
+      next[r] = first + length;
+    }
+    // Beyond the random stores: one-element gaps between runs that touch nothing else.
+    auto storeRun = [&](int r, int64_t first, int64_t length) {
+      uint8_t *host = m.translateForWrite(tagged::advance(m.argumentPointer(size_t(r)), first * 4),
+                                          uint32_t(length * 4), pending);
+      REQUIRE(host);
+      for (int64_t k = 0; k < length; ++k) {
+        const int32_t v = 2000000 + int32_t(first + k);
+        std::memcpy(host + k * 4, &v, 4);
+        expected[size_t(r)][size_t(first + k)] = v;
+      }
+    };
+    storeRun(0, kRandomEnd, 10);      // [end, end + 10)
+    storeRun(0, kRandomEnd + 11, 9);  // skips end + 10
+    storeRun(1, kRandomEnd, 1);       // another region between
+    storeRun(0, kRandomEnd + 30, 10); // skips end + 20 .. end + 29
+    storeRun(0, kRandomEnd + 21, 8);  // goes back: end + 20 and end + 29 stay unwritten
+    pending.flush();
+  }
+  m.setConcurrent(false);
+  for (auto &b : buffers) // the caller's own later writes, which unwritten bytes keep
+    std::fill(b.begin(), b.end(), -7);
+  REQUIRE(session.step(error));
+  for (int r = 0; r < kRegions; ++r) {
+    CAPTURE(r);
+    CHECK(buffers[size_t(r)] == expected[size_t(r)]);
+  }
+}

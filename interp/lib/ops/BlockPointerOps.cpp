@@ -259,7 +259,8 @@ template <DType D, bool Descriptor> void storeKernel(Frame &f, const Instr &in) 
   const LaunchMemory &mem = *f.memory;
   walkBlock(a, p, [&](int64_t lane, int64_t offset, bool inside) {
     if (inside)
-      storeElement<D>(mem.translateForWrite(elementAddress(p.base, offset, size), size), v[lane]);
+      storeElement<D>(
+          mem.translateForWrite(elementAddress(p.base, offset, size), size, f.dirtyRuns), v[lane]);
     return true;
   });
 }
@@ -421,7 +422,8 @@ template <DType D, DType X> void scatterKernel(Frame &f, const Instr &in) {
   const T *v = f.at<T>(in.operands[3]);
   walkRows<X>(f, in, a, record, [&](int64_t lane, int64_t, int64_t, int64_t offset, bool inside) {
     if (inside)
-      storeElement<D>(mem.translateForWrite(elementAddress(base, offset, size), size), v[lane]);
+      storeElement<D>(mem.translateForWrite(elementAddress(base, offset, size), size, f.dirtyRuns),
+                      v[lane]);
     return true;
   });
 }

@@ -608,7 +608,7 @@ void storeRuns(Frame &f, const Instr &in, Runs &runs, PointerOf pointerOf, const
     }
   }
   for (auto [i, run] : checked) {
-    uint8_t *h = mem.translateForWrite(pointerOf(i), uint32_t(run * size));
+    uint8_t *h = mem.translateForWrite(pointerOf(i), uint32_t(run * size), f.dirtyRuns);
     if constexpr (sameLayout<D>())
       copyRun(h, v + i, size_t(run) * size);
     else
@@ -627,7 +627,7 @@ void storeLanes(Frame &f, const Instr &in, const uint64_t *p, const Repr<D> *v, 
     // A scalar (a row's mean, a flag): one translation, no runs to find.
     if (mask && !mask[0])
       return;
-    if (uint8_t *h = mem.translateForWrite(p[0], size))
+    if (uint8_t *h = mem.translateForWrite(p[0], size, f.dirtyRuns))
       storeElement<D>(h, v[0]);
     else
       reportAccessFault(f, in, p[0], size, 0, "store to");
@@ -836,7 +836,7 @@ template <DType D> void fusedStore(Frame &f, const Instr &in, const FusedOperand
     if (!active)
       return;
     // One run: translateForWrite refuses (and records nothing) or writes it all.
-    if (uint8_t *h = mem.translateForWrite(lane0, uint32_t(active * size))) {
+    if (uint8_t *h = mem.translateForWrite(lane0, uint32_t(active * size), f.dirtyRuns)) {
       if constexpr (sameLayout<D>()) {
         if (streamedStore(mem, lane0, active * size)) {
           streamingCopy(h, v, size_t(active) * size);
@@ -883,7 +883,7 @@ template <DType D> void forwardedStoreKernel(Frame &f, const Instr &in) {
     if (activePrefix<size>(f, in, s.operands, n, lane0, active) && active == n && n > 0 &&
         tagged::address(lane0) % alignof(Repr<D>) == 0) {
       // The host address keeps the caller's alignment (a shadow is placed so).
-      if (uint8_t *h = f.memory->translateForWrite(lane0, uint32_t(n * size))) {
+      if (uint8_t *h = f.memory->translateForWrite(lane0, uint32_t(n * size), f.dirtyRuns)) {
         const bool stream = streamedStore(*f.memory, lane0, n * size);
         if (!stream) // a streamed line is not read first: nothing to fetch
           prefetchNext(f, s.operands.history, lane0, h, n * size, true);

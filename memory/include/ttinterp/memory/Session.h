@@ -196,6 +196,36 @@ private:
   std::optional<FreshUndo> fresh_; ///< Set while a FreshPages region is not committed.
 };
 
+/// Stores one worker has made and not yet marked in their regions' dirty maps, when several
+/// workers run a launch's programs. Marking each store at once took an atomic OR on words and
+/// group bits that the other worker's neighbouring programs set too, so a cache line went
+/// back and forth between the cores for every row a layer norm wrote (docs/performance.md,
+/// twenty-fourth round). A worker instead extends a run per region while its stores stay
+/// contiguous, and marks a run when the next store leaves it and when the worker finishes
+/// (flush). Nothing reads a dirty map while a launch's programs run.
+class DirtyRuns {
+public:
+  DirtyRuns() = default;
+  DirtyRuns(const DirtyRuns &) = delete;
+  DirtyRuns &operator=(const DirtyRuns &) = delete;
+  ~DirtyRuns() { flush(); }
+  /// Bytes [offset, offset + size) of r's shadow were stored to.
+  void add(Region &r, uint64_t offset, uint64_t size);
+  /// Marks every pending run (before the launch's programs are over).
+  void flush();
+
+private:
+  struct Run {
+    Region *region = nullptr;
+    uint64_t lo = 0, hi = 0;
+  };
+  static void mark(Run &run);
+  /// A few regions at once: a layer-norm row stores to y, mean and rstd in turn.
+  static constexpr unsigned kRuns = 4;
+  Run runs_[kRuns];
+  unsigned victim_ = 0; ///< The run given up next when all are in use (round robin).
+};
+
 /// Bytes moved between caller memory and shadows.
 struct TransferStats {
   uint64_t bytesIn = 0;
@@ -287,12 +317,18 @@ public:
   uint8_t *translateForWrite(uint64_t p, uint32_t size) const {
     return translateForUpdate(p, size, AccessKind::Write);
   }
+  /// As translateForWrite, for a worker of a launch: with concurrent workers the bytes are
+  /// marked dirty through `pending`, which the worker flushes before it finishes.
+  uint8_t *translateForWrite(uint64_t p, uint32_t size, DirtyRuns &pending) const {
+    return translateForUpdate(p, size, AccessKind::Write, &pending);
+  }
   /// As translateForWrite, for an atomic read-modify-write: atomics do not
   /// conflict with each other, only with plain accesses.
   uint8_t *translateForAtomic(uint64_t p, uint32_t size) const {
     return translateForUpdate(p, size, AccessKind::Atomic);
   }
-  uint8_t *translateForUpdate(uint64_t p, uint32_t size, AccessKind kind) const {
+  uint8_t *translateForUpdate(uint64_t p, uint32_t size, AccessKind kind,
+                              DirtyRuns *pending = nullptr) const {
     uint32_t regionIndex;
     uint8_t *host = translateWritable(p, size, &regionIndex);
     if (!host)
@@ -303,7 +339,9 @@ public:
       hazards_->record(a, size, kind);
     if (kind == AccessKind::Write)
       noteChange(); // atomics call it themselves, only when they change the bytes
-    if (concurrent_)
+    if (concurrent_ && pending)
+      pending->add(r, a - r.range.lo, size);
+    else if (concurrent_)
       r.dirty.setConcurrent(a - r.range.lo, size);
     else
       r.dirty.set(a - r.range.lo, size);

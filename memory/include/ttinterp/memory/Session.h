@@ -201,8 +201,8 @@ private:
 /// group bits that the other worker's neighbouring programs set too, so a cache line went
 /// back and forth between the cores for every row a layer norm wrote (docs/performance.md,
 /// twenty-fourth round). A worker instead extends a run per region while its stores stay
-/// contiguous, and marks a run when the next store leaves it and when the worker finishes
-/// (flush). Nothing reads a dirty map while a launch's programs run.
+/// contiguous, and marks a run when the next store leaves it, once it spans 4 KiB, and when
+/// the worker finishes (flush). Nothing reads a dirty map while a launch's programs run.
 class DirtyRuns {
 public:
   DirtyRuns() = default;

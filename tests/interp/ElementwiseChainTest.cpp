@@ -412,6 +412,17 @@ void checkScalarChains(const std::vector<float> &x, const std::vector<float> &y,
   }
   CHECK(wrong == 0);
 }
+/// Checks that a launch runs within `steps` interpreter steps and faults `step_limit` with
+/// one fewer: `launch(maxSteps)` runs it under that limit.
+template <class Launch> void requireExactStepCount(Launch launch, int64_t steps) {
+  LaunchResult enough = launch(steps);
+  CHECK(enough.error.empty());
+  CHECK_FALSE(enough.fault);
+  LaunchResult tooFew = launch(steps - 1);
+  REQUIRE(tooFew.fault);
+  CHECK(tooFew.fault->kind == "step_limit");
+}
+
 } // namespace
 
 TEST_CASE("chains of scalars give each program the IEEE bits, interpreted and compiled") {
@@ -440,12 +451,7 @@ TEST_CASE("chains of scalars give each program the IEEE bits, interpreted and co
          pointer("out1", viewOf(out1, DType::F32)), pointer("out2", viewOf(out2, DType::F32))},
         {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), floatArg(s)}, {1, 1, 1}, 1, maxSteps);
   };
-  LaunchResult enough = steps(12);
-  CHECK(enough.error.empty());
-  CHECK_FALSE(enough.fault);
-  LaunchResult tooFew = steps(11);
-  REQUIRE(tooFew.fault);
-  CHECK(tooFew.fault->kind == "step_limit");
+  requireExactStepCount(steps, 12);
 }
 
 TEST_CASE("a chain of scalars is compiled in the background after enough runs, not lanes") {
@@ -481,12 +487,7 @@ TEST_CASE("a chain counts as one instruction toward the step limit") {
         {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), ptrArg(5), intArg(8), floatArg(1)},
         {1, 1, 1}, 1, maxSteps);
   };
-  LaunchResult enough = limited(11);
-  CHECK(enough.error.empty());
-  CHECK_FALSE(enough.fault);
-  LaunchResult tooFew = limited(10);
-  REQUIRE(tooFew.fault);
-  CHECK(tooFew.fault->kind == "step_limit");
+  requireExactStepCount(limited, 11);
 }
 
 namespace {

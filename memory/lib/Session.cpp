@@ -17,28 +17,27 @@ namespace ttinterp {
 // ByteBitmap
 //===----------------------------------------------------------------------===//
 
-// A block of `words` zeroed words (at least one), held by `block`; a large one is cleared on
-// up to `threads` threads, in pieces claimed as they get to them (a 64 MiB output's map is
-// 8 MiB).
-static std::atomic<uint64_t> *zeroedWords(HostBlock &block, size_t words, unsigned threads) {
-  words = std::max<size_t>(words, 1);
-  const size_t bytes = words * sizeof(uint64_t);
-  block = acquireHostBlock(bytes, threads);
-  // Atomics of uint64_t are plain words on every platform we build for.
-  static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t));
-  constexpr size_t kPiece = size_t(512) << 10;
-  uint8_t *p = block.get();
-  if (threads <= 1 || bytes < 4 * kPiece)
-    std::memset(p, 0, bytes);
-  else
-    runOnPieces(threads, 0, bytes, kPiece,
-                [p](uint64_t from, uint64_t to) { std::memset(p + from, 0, to - from); });
-  return reinterpret_cast<std::atomic<uint64_t> *>(p);
+// A block of at least `bytes` bytes (one word at least), held by `block`, cleared if `zeroed`.
+static uint8_t *mapBlock(HostBlock &block, size_t bytes, bool zeroed) {
+  bytes = std::max<size_t>(bytes, sizeof(uint64_t));
+  block = acquireHostBlock(bytes);
+  if (zeroed)
+    std::memset(block.get(), 0, bytes);
+  return block.get();
 }
 
-void ByteBitmap::resize(size_t bytes, unsigned threads) {
-  words_ = zeroedWords(block_, (bytes + 63) / 64, threads);
-  full_ = zeroedWords(fullBlock_, (bytes + kGroupBytes * 64 - 1) / (kGroupBytes * 64), 1);
+void ByteBitmap::resize(size_t bytes) {
+  // Atomics of uint64_t and uint8_t are plain words and bytes on every platform we build for.
+  static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t));
+  static_assert(sizeof(std::atomic<uint8_t>) == 1);
+  const size_t groups = (bytes + kGroupBytes - 1) / kGroupBytes;
+  // Whole groups of words: a group's words are cleared together. Left as the block held
+  // them: a group's are cleared when a set first needs them (readyWords).
+  words_ = reinterpret_cast<std::atomic<uint64_t> *>(
+      mapBlock(block_, groups * (kGroupBytes / 64) * sizeof(uint64_t), false));
+  full_ = reinterpret_cast<std::atomic<uint64_t> *>(
+      mapBlock(fullBlock_, (groups + 63) / 64 * sizeof(uint64_t), true));
+  ready_ = reinterpret_cast<std::atomic<uint8_t> *>(mapBlock(readyBlock_, groups, true));
   bytes_ = bytes;
 }
 
@@ -111,13 +110,72 @@ static void clearBits(std::atomic<uint64_t> *map, size_t first, size_t count) {
   });
 }
 
-void ByteBitmap::setRange(size_t offset, size_t count, bool concurrent) {
+void ByteBitmap::readyWords(size_t g, bool concurrent) {
+  std::atomic<uint8_t> &state = ready_[g];
+  if (state.load(std::memory_order_acquire) == kReady)
+    return;
+  std::atomic<uint64_t> *words = words_ + g * (kGroupBytes / 64);
+  uint8_t stale = kStale;
+  if (!concurrent || state.compare_exchange_strong(stale, kClearing, std::memory_order_acquire)) {
+    for (size_t k = 0; k < kGroupBytes / 64; ++k)
+      words[k].store(0, std::memory_order_relaxed);
+    state.store(kReady, std::memory_order_release);
+    return;
+  }
+  // Another worker clears them: 8 stores, then its bits can be ORed in too.
+  while (state.load(std::memory_order_acquire) != kReady)
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+void ByteBitmap::setInGroup(size_t g, size_t offset, size_t count, bool concurrent) {
+  if (groupFull(g))
+    return; // every bit of it reads as set already
+  readyWords(g, concurrent);
   setBits(words_, offset, count, concurrent);
-  // The groups the range covers whole (after their bytes' bits: a group marked full is).
-  size_t firstGroup = (offset + kGroupBytes - 1) / kGroupBytes;
-  size_t endGroup = (offset + count) / kGroupBytes;
-  if (firstGroup < endGroup)
-    setBits(full_, firstGroup, endGroup - firstGroup, concurrent);
+}
+
+void ByteBitmap::setRange(size_t offset, size_t count, bool concurrent) {
+  if (count == 0)
+    return;
+  const size_t end = offset + count;
+  // The groups the range covers whole are marked in full_ only; the one or two it covers in
+  // part at its ends get their bits.
+  size_t firstWhole = (offset + kGroupBytes - 1) / kGroupBytes;
+  size_t endWhole = end / kGroupBytes;
+  if (firstWhole >= endWhole) {
+    for (size_t g = offset / kGroupBytes; g * kGroupBytes < end; ++g) {
+      size_t lo = std::max(offset, g * kGroupBytes), hi = std::min(end, (g + 1) * kGroupBytes);
+      setInGroup(g, lo, hi - lo, concurrent);
+    }
+    return;
+  }
+  if (offset < firstWhole * kGroupBytes)
+    setInGroup(firstWhole - 1, offset, firstWhole * kGroupBytes - offset, concurrent);
+  setBits(full_, firstWhole, endWhole - firstWhole, concurrent);
+  if (endWhole * kGroupBytes < end)
+    setInGroup(endWhole, endWhole * kGroupBytes, end - endWhole * kGroupBytes, concurrent);
+}
+
+bool ByteBitmap::groupClear(size_t g) const {
+  if (groupFull(g))
+    return false;
+  if (!wordsReady(g))
+    return true;
+  uint64_t any = 0;
+  for (size_t k = 0; k < kGroupBytes / 64; ++k)
+    any |= words_[g * (kGroupBytes / 64) + k].load(std::memory_order_relaxed);
+  return any == 0;
+}
+
+bool ByteBitmap::groupSet(size_t g) const {
+  if (groupFull(g))
+    return true;
+  if (!wordsReady(g))
+    return false;
+  uint64_t all = ~uint64_t(0);
+  for (size_t k = 0; k < kGroupBytes / 64; ++k)
+    all &= words_[g * (kGroupBytes / 64) + k].load(std::memory_order_relaxed);
+  return all == ~uint64_t(0);
 }
 
 void DirtyRuns::mark(Run &run) {
@@ -166,19 +224,33 @@ void DirtyRuns::flush() {
 void ByteBitmap::clear(size_t offset, size_t count) {
   if (count == 0)
     return;
-  // Every group the range touches is no longer known full (first: none is while its bytes
-  // are cleared).
-  size_t firstGroup = offset / kGroupBytes;
-  size_t endGroup = (offset + count + kGroupBytes - 1) / kGroupBytes;
-  clearBits(full_, firstGroup, endGroup - firstGroup);
-  clearBits(words_, offset, count);
+  const size_t end = offset + count;
+  for (size_t g = offset / kGroupBytes; g * kGroupBytes < end; ++g) {
+    const size_t lo = g * kGroupBytes, hi = lo + kGroupBytes;
+    const bool full = groupFull(g);
+    if (full) // no longer known full (its bits kept below)
+      full_[g >> 6].store(full_[g >> 6].load(std::memory_order_relaxed) &
+                              ~(uint64_t(1) << (g & 63)),
+                          std::memory_order_relaxed);
+    if (offset <= lo && hi <= end) {
+      ready_[g].store(kStale, std::memory_order_relaxed); // all clear, whatever the words hold
+      continue;
+    }
+    // Cleared in part: the group's words say what is left, all of it if it was full.
+    std::atomic<uint64_t> *words = words_ + g * (kGroupBytes / 64);
+    if (full || !wordsReady(g))
+      for (size_t k = 0; k < kGroupBytes / 64; ++k)
+        words[k].store(full ? ~uint64_t(0) : 0, std::memory_order_relaxed);
+    ready_[g].store(kReady, std::memory_order_relaxed);
+    const size_t from = std::max(offset, lo);
+    clearBits(words_, from, std::min(end, hi) - from);
+  }
 }
 
 size_t ByteBitmap::count(size_t offset, size_t count) const {
   size_t total = 0;
-  forEachWordMask(offset, count, [&](size_t w, uint64_t mask) {
-    total += __builtin_popcountll(words_[w].load(std::memory_order_relaxed) & mask);
-  });
+  forEachWordMask(offset, count,
+                  [&](size_t w, uint64_t mask) { total += __builtin_popcountll(word(w) & mask); });
   return total;
 }
 
@@ -235,7 +307,7 @@ void Region::allocate(ByteRange r, unsigned threads) {
   range = r;
   state_ = ShadowState::WrittenOnly;
   placeShadow(r.hi - r.lo, threads);
-  dirty.resize(r.hi - r.lo, threads);
+  dirty.resize(r.hi - r.lo);
 }
 
 void Region::adoptFresh(ByteRange r, FreshUndo undo, unsigned threads) {
@@ -267,7 +339,7 @@ void Region::adopt(ByteRange r, ShadowState state, unsigned threads) {
   storage_.reset();
   shadow_ = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(r.lo));
   // Nothing is ever written through a read-through region: no dirty map.
-  dirty.resize(state == ShadowState::InPlace ? r.hi - r.lo : 0, threads);
+  dirty.resize(state == ShadowState::InPlace ? r.hi - r.lo : 0);
 }
 
 //===----------------------------------------------------------------------===//

@@ -92,21 +92,21 @@ enum class BoundsMode {
   Region,   ///< Anywhere inside that argument's storage region.
 };
 
-/// One bit per byte. Concurrent setters use atomic ORs; everything else is
-/// single-threaded between launches. A second, smaller map has one bit per group of 512
-/// bytes, set only where every byte of the group is (by a set that covered the whole group):
-/// forEachRun steps over a written output reading 1/512 of the map (a 16 MiB output's map
-/// is 2 MiB, gone from the caches by the time the launch ends; its groups' map is 4 KiB).
+/// One bit per byte, kept per group of 512 bytes. A group a set covered whole is one bit of a
+/// small map (full_) and nothing else: its 8 words are neither written then nor read after, so
+/// storing a 16 MiB output costs 4 KiB of bits, not 2 MiB, and forEachRun steps over it reading
+/// 1/512 of the map. A group a set covered in part has its 8 words, cleared by the first such
+/// set (claimed through its byte of ready_), so a new map costs no clearing of its words: a
+/// 16 MiB output's 2 MiB memset was most of a one-thread layer norm's preparation. Concurrent
+/// setters use atomic ORs; everything else is single-threaded between launches.
 class ByteBitmap {
 public:
-  /// Sized for `bytes` bytes, every bit clear (cleared on up to `threads` threads when large).
-  void resize(size_t bytes, unsigned threads = 1);
+  /// Sized for `bytes` bytes, every bit clear.
+  void resize(size_t bytes);
   size_t size() const { return bytes_; }
   void set(size_t offset, size_t count) { setRange(offset, count, false); }
   void setConcurrent(size_t offset, size_t count) { setRange(offset, count, true); }
-  bool test(size_t offset) const {
-    return (words_[offset >> 6].load(std::memory_order_relaxed) >> (offset & 63)) & 1;
-  }
+  bool test(size_t offset) const { return (word(offset >> 6) >> (offset & 63)) & 1; }
   /// Number of set bits in [offset, offset + count).
   size_t count(size_t offset, size_t count) const;
   void clear(size_t offset, size_t count);
@@ -116,15 +116,34 @@ public:
   void orFrom(const ByteBitmap &other, size_t offset);
 
 private:
-  static constexpr size_t kGroupBytes = 512; ///< Bytes (bits of words_) per bit of full_.
+  static constexpr size_t kGroupBytes = 512; ///< Bytes per group: 8 words, one bit of full_.
+  /// A group's words: not yet cleared (they hold whatever the block held: read as clear),
+  /// being cleared by one setter, or meaningful.
+  enum GroupWords : uint8_t { kStale = 0, kClearing = 1, kReady = 2 };
   void setRange(size_t offset, size_t count, bool concurrent);
+  /// Sets bits of [offset, offset + count), which lie in group g, in its words.
+  void setInGroup(size_t g, size_t offset, size_t count, bool concurrent);
+  /// Makes group g's words meaningful (cleared if they were stale).
+  void readyWords(size_t g, bool concurrent);
   /// Whether group g is known to be set throughout (false may still be all set).
   bool groupFull(size_t g) const {
     return (full_[g >> 6].load(std::memory_order_relaxed) >> (g & 63)) & 1;
   }
-  HostBlock block_, fullBlock_;
+  bool wordsReady(size_t g) const { return ready_[g].load(std::memory_order_acquire) == kReady; }
+  /// The bits of word w as they stand, whatever its group's state.
+  uint64_t word(size_t w) const {
+    const size_t g = w >> 3;
+    if (groupFull(g))
+      return ~uint64_t(0);
+    return wordsReady(g) ? words_[w].load(std::memory_order_relaxed) : 0;
+  }
+  /// Whether group g has no bit set / every bit set (its words read only when meaningful).
+  bool groupClear(size_t g) const;
+  bool groupSet(size_t g) const;
+  HostBlock block_, fullBlock_, readyBlock_;
   std::atomic<uint64_t> *words_ = nullptr;
   std::atomic<uint64_t> *full_ = nullptr;
+  std::atomic<uint8_t> *ready_ = nullptr;
   size_t bytes_ = 0;
 };
 
@@ -518,27 +537,18 @@ private:
 template <class Fn> void ByteBitmap::forEachRun(size_t offset, size_t count, Fn fn) const {
   size_t end = offset + count;
   size_t i = offset;
-  // Dirty maps are mostly clear or mostly set: whole stretches of 8 words (512 bytes) are
-  // skipped at a time, one OR or AND of eight loads, which the compiler vectorises.
-  auto all8 = [this](size_t word, uint64_t want) {
-    uint64_t acc = want;
-    for (size_t k = 0; k < 8; ++k) {
-      uint64_t w = words_[word + k].load(std::memory_order_relaxed);
-      acc = want ? acc & w : acc | w;
-    }
-    return acc == want;
-  };
   while (i < end) {
-    while ((i & 511) == 0 && i + 512 <= end && all8(i >> 6, 0))
+    // Dirty maps are mostly clear or mostly set: whole groups are stepped over at a time.
+    while ((i & 511) == 0 && i + 512 <= end && groupClear(i >> 9))
       i += 512;
     if (i >= end)
       break;
-    uint64_t word = words_[i >> 6].load(std::memory_order_relaxed) >> (i & 63);
-    if (word == 0) {
+    uint64_t bits = word(i >> 6) >> (i & 63);
+    if (bits == 0) {
       i = (i | 63) + 1;
       continue;
     }
-    i += __builtin_ctzll(word);
+    i += __builtin_ctzll(bits);
     if (i >= end)
       break;
     size_t runStart = i;
@@ -549,13 +559,13 @@ template <class Fn> void ByteBitmap::forEachRun(size_t offset, size_t count, Fn 
         i += 32768;
         continue;
       }
-      if ((i & 511) == 0 && i + 512 <= end && (groupFull(i >> 9) || all8(i >> 6, ~uint64_t(0)))) {
+      if ((i & 511) == 0 && i + 512 <= end && groupSet(i >> 9)) {
         i += 512;
         continue;
       }
       // First clear bit at or after i; zeros shifted in at the top just mean
       // "not in this word".
-      uint64_t w = ~words_[i >> 6].load(std::memory_order_relaxed) >> (i & 63);
+      uint64_t w = ~word(i >> 6) >> (i & 63);
       if (w == 0) {
         i = (i | 63) + 1;
         continue;

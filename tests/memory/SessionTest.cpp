@@ -885,7 +885,7 @@ TEST_CASE("concurrent sets into groups whose words are not cleared yet lose no b
     map.resize(bytes);
     std::vector<std::thread> workers;
     for (unsigned t = 0; t < threads; ++t)
-      workers.emplace_back([&map, t, groups] {
+      workers.emplace_back([&, t] {
         for (size_t g = 0; g < groups; ++g)
           map.setConcurrent(g * 512 + t * 100 + g % 7, 10 + t);
       });

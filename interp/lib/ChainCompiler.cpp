@@ -136,11 +136,35 @@ private:
       v = b_.CreateICmpNE(load(b_.getInt8Ty(), 1, k),
                           llvm::Constant::getNullValue(lanes(b_.getInt8Ty())));
       break;
+    case ChainCode::Leaf::Int:
+      v = scalars_[k]; // read by a RangeMask alone, which broadcasts what it makes of it
+      break;
     }
     return leafValues_[k] = v;
   }
   llvm::Value *operand(int32_t ref) { return ref >= 0 ? nodeValues_[size_t(ref)] : leaf(~ref); }
+  /// Lanes [index, index + width) of a RangeMask: the offsets as the interpreter's
+  /// rangeLane wraps them (i32 sums), compared with the bound.
+  llvm::Value *rangeMask(const ChainCode::Node &n) {
+    llvm::Type *i32 = b_.getInt32Ty();
+    llvm::Value *first = b_.CreateAdd(b_.CreateTrunc(index_, i32),
+                                      llvm::ConstantInt::get(i32, uint64_t(n.operands[2])));
+    if (n.variant & ChainCode::Node::kRangeHasStart)
+      first = b_.CreateAdd(first, operand(n.operands[0]));
+    llvm::Value *offsets = broadcast(first);
+    if (width_ > 1) {
+      std::vector<llvm::Constant *> steps;
+      for (unsigned l = 0; l < width_; ++l)
+        steps.push_back(llvm::ConstantInt::get(i32, l));
+      offsets = b_.CreateAdd(offsets, llvm::ConstantVector::get(steps));
+    }
+    llvm::Value *bound = broadcast(operand(n.operands[1]));
+    return n.variant & ChainCode::Node::kRangeUnsigned ? b_.CreateICmpULT(offsets, bound)
+                                                       : b_.CreateICmpSLT(offsets, bound);
+  }
   llvm::Value *node(const ChainCode::Node &n) {
+    if (n.op == ChainCode::Node::RangeMask)
+      return rangeMask(n);
     llvm::Value *a = operand(n.operands[0]);
     switch (n.op) {
     case ChainCode::Node::Add:
@@ -196,6 +220,8 @@ private:
     case ChainCode::Node::Fma:
       return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()},
                                 {a, operand(n.operands[1]), operand(n.operands[2])});
+    case ChainCode::Node::RangeMask:
+      break; // above
     }
     return nullptr;
   }
@@ -311,8 +337,11 @@ bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCod
   for (size_t k = 0; k < code.leaves.size(); ++k) {
     llvm::Value *slot = b.CreateConstGEP1_64(ptr, leaves, k);
     pointers.push_back(b.CreateLoad(ptr, slot));
-    scalars.push_back(code.leaves[k].kind == ChainCode::Leaf::Scalar
+    const ChainCode::Leaf::Kind kind = code.leaves[k].kind;
+    scalars.push_back(kind == ChainCode::Leaf::Scalar
                           ? b.CreateAlignedLoad(b.getFloatTy(), pointers.back(), llvm::Align(1))
+                      : kind == ChainCode::Leaf::Int
+                          ? b.CreateAlignedLoad(b.getInt32Ty(), pointers.back(), llvm::Align(1))
                           : nullptr);
   }
 

@@ -35,6 +35,7 @@ struct ChainCode {
       Scalar,   ///< an f32 scalar standing for a splat, read once
       Mask,     ///< an i1 block (a byte per lane, 0 or 1)
       Constant, ///< a splat constant, `constant` in every lane
+      Int,      ///< an i32 scalar read once: a RangeMask's start or bound
     } kind = Tensor;
     float constant = 0;
   };
@@ -67,8 +68,14 @@ struct ChainCode {
       RoundEven, ///< halves to even (std::nearbyint in the default mode)
       CopySign,
       Fma, ///< one rounding (std::fma): operands (a, b, c) for a * b + c
+      /// A fused range compare (Fusion.h's RangeCompare), the mask of a `tl.where(offs < n,
+      /// ...)`: lane i is i32(start + rangeStart + i) < bound. Operands (start, bound: Int
+      /// leaves; rangeStart itself); `variant` kRangeUnsigned and kRangeHasStart (without a
+      /// start, 0 and operands[0] unused).
+      RangeMask,
     } op = Add;
-    /// Compare: the CmpFPredicate number; Math: the simd::MathFn.
+    static constexpr uint8_t kRangeUnsigned = 1, kRangeHasStart = 2;
+    /// Compare: the CmpFPredicate number; Math: the simd::MathFn; RangeMask: its flags.
     uint8_t variant = 0;
     /// Operands: a node's index, or ~k for leaf k. Select is (mask, taken, otherwise).
     int32_t operands[3] = {0, 0, 0};

@@ -110,8 +110,33 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
     payload.operandOfLeaf.push_back(operand);
     return refs[v] = ref;
   };
+  // A range compare's scalars, as Int leaves (FusionPlan puts one in a chain only when no
+  // reader needs its mask block: its offsets and splats are not emitted).
+  auto intLeafOf = [&](mlir::Value scalar) -> int32_t {
+    if (auto it = refs.find(scalar); it != refs.end())
+      return it->second;
+    ChainCode::Leaf leaf;
+    leaf.kind = ChainCode::Leaf::Int;
+    payload.operandOfLeaf.push_back(int32_t(operands.size()));
+    operands.push_back(L.use(scalar));
+    int32_t ref = ~int32_t(code.leaves.size());
+    code.leaves.push_back(leaf);
+    return refs[scalar] = ref;
+  };
   for (mlir::Operation *op : chain.ops) {
     ChainCode::Node node;
+    if (const RangeCompare *c = L.rangeCompare(op)) {
+      node.op = ChainCode::Node::RangeMask;
+      node.variant = c->unsignedBound ? ChainCode::Node::kRangeUnsigned : 0;
+      if (c->start) {
+        node.variant |= ChainCode::Node::kRangeHasStart;
+        node.operands[0] = intLeafOf(c->start);
+      }
+      node.operands[1] = intLeafOf(c->bound);
+      node.operands[2] = int32_t(c->rangeStart); // an i32 attribute of make_range
+      code.nodes.push_back(node);
+      continue;
+    }
     llvm::StringRef name = op->getName().getStringRef();
     node.op = *chainNodeOp(name); // FusionPlan chains only these
     if (node.op == ChainCode::Node::Compare)

@@ -475,6 +475,37 @@ void FusionPlan::analyze(mlir::Operation *function) {
       }
     }
   }
+  // A range compare that only a chain reads as a block (and fused accesses as their bound)
+  // joins that chain: a compiled chain makes the lanes' mask from the scalars itself, so the
+  // mask is neither built nor read (the chain's steps, interpreted, still build it).
+  for (auto &[root, chain] : chains_) {
+    mlir::Operation *chainRoot = root;
+    auto inChain = [&](mlir::Operation *op) {
+      return op == chainRoot || chained_.lookup(op) == chainRoot;
+    };
+    llvm::SmallVector<mlir::Operation *, 2> joining;
+    for (mlir::Operation *op : chain.ops)
+      for (mlir::Value operand : op->getOperands()) {
+        mlir::Operation *cmp = operand.getDefiningOp();
+        auto compare = cmp ? compares_.find(cmp) : compares_.end();
+        if (compare == compares_.end() || cmp->getBlock() != root->getBlock() ||
+            chained_.count(cmp) || llvm::is_contained(joining, cmp) ||
+            compare->second.rangeStart < INT32_MIN || compare->second.rangeStart > INT32_MAX)
+          continue;
+        bool onlyChain = true;
+        for (mlir::OpOperand &use : cmp->getResult(0).getUses())
+          onlyChain &= inChain(use.getOwner()) || elided_.contains(use.getOwner()) ||
+                       unneededOperand(use.getOwner(), use.getOperandNumber());
+        if (onlyChain)
+          joining.push_back(cmp);
+      }
+    for (mlir::Operation *cmp : joining) {
+      chain.ops.push_back(cmp);
+      chained_[cmp] = root;
+    }
+    llvm::sort(chain.ops,
+               [](mlir::Operation *a, mlir::Operation *b) { return a->isBeforeInBlock(b); });
+  }
   function->walk([&](mlir::Operation *op) {
     if (is(op, "tt.addptr"))
       matchOuterPointers(op);

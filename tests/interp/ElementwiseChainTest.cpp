@@ -469,10 +469,11 @@ TEST_CASE("a chain of scalars is compiled in the background after enough runs, n
 }
 
 TEST_CASE("a chain counts as one instruction toward the step limit") {
-  // The block runs get_program_id, muli, the mask %m (a select reads it), two loads, the
-  // store that runs chain %pos, t1..t6, chain u1..u3, its store, the store that runs %w, and
-  // the store that runs chain %lt, v1..v8: 10 instructions, 11 steps with the block itself.
-  // Op by op, the chains would be 17 instructions more.
+  // The block runs get_program_id, muli, two loads, the store that runs chain %pos, t1..t6,
+  // chain %m, u1..u3 (the select's mask, which the loads and stores read as their bound, is
+  // made by the chain), its store, the store that runs %w, and the store that runs chain %lt,
+  // v1..v8: 9 instructions, 10 steps with the block itself. Op by op, the chains would be 18
+  // instructions more.
   Mode scoped(interp::ChainCompilation::Off);
   LoadedKernel k = loadKernel(chainKernel(8));
   REQUIRE_MESSAGE(k.kernel, k.error);
@@ -487,7 +488,7 @@ TEST_CASE("a chain counts as one instruction toward the step limit") {
         {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4), ptrArg(5), intArg(8), floatArg(1)},
         {1, 1, 1}, 1, maxSteps);
   };
-  requireExactStepCount(limited, 11);
+  requireExactStepCount(limited, 10);
 }
 
 namespace {
@@ -1052,4 +1053,102 @@ module {
       CHECK(sameFloat(out[i], a2 + std::nearbyint(x[i])));
     }
   }
+}
+
+namespace {
+/// out[i] = (m[i] ? x[i] * x[i] : 2.5) + x[i], where m is a range compare of its own offsets:
+/// `$PRED(i32(start + $S + i), bound)` for lanes i of make_range [$S, $S + $B), read by the
+/// select alone. The chain makes the mask from start and bound itself.
+std::string rangeMaskKernel(int64_t block, int64_t rangeStart, const char *predicate) {
+  return subst(R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>, %start: i32, %bound: i32) {
+    %r = tt.make_range {end = $E : i32, start = $S : i32} : tensor<$Bxi32>
+    %ss = tt.splat %start : i32 -> tensor<$Bxi32>
+    %offs = arith.addi %ss, %r : tensor<$Bxi32>
+    %bs = tt.splat %bound : i32 -> tensor<$Bxi32>
+    %m = arith.cmpi $PRED, %offs, %bs : tensor<$Bxi32>
+    %lanes = tt.make_range {end = $B : i32, start = 0 : i32} : tensor<$Bxi32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<$Bx!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %lanes : tensor<$Bx!tt.ptr<f32>>, tensor<$Bxi32>
+    %xv = tt.load %xp : tensor<$Bx!tt.ptr<f32>>
+    %c = arith.constant dense<2.5> : tensor<$Bxf32>
+    %t = arith.mulf %xv, %xv : tensor<$Bxf32>
+    %u = arith.select %m, %t, %c : tensor<$Bxi1>, tensor<$Bxf32>
+    %v = arith.addf %u, %xv : tensor<$Bxf32>
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<$Bx!tt.ptr<f32>>
+    %op = tt.addptr %ob, %lanes : tensor<$Bx!tt.ptr<f32>>, tensor<$Bxi32>
+    tt.store %op, %v : tensor<$Bx!tt.ptr<f32>>
+    tt.return
+  }
+}
+)",
+               {{"$B", std::to_string(block)},
+                {"$E", std::to_string(rangeStart + block)},
+                {"$S", std::to_string(rangeStart)},
+                {"$PRED", predicate}});
+}
+} // namespace
+
+TEST_CASE("a where on a range compare is one chain, its mask made from the scalars") {
+  // Starts that make the offsets wrap past INT32_MAX or cross zero, bounds below, inside and
+  // past the lanes, signed and unsigned: every lane must get the mask the interpreter's
+  // range compare gives it, in the compiled loop's vector steps and its one-lane tail.
+  const int32_t max = std::numeric_limits<int32_t>::max(),
+                min = std::numeric_limits<int32_t>::min();
+  const int32_t starts[] = {0, -30, 7, max - 20, min + 3};
+  const int32_t bounds[] = {10, -3, 0, max - 7, min + 10, 40};
+  for (int64_t block : {24, 64})
+    for (int64_t rangeStart : {0, 5})
+      for (const char *predicate : {"slt", "ult"}) {
+        LoadedKernel k = loadKernel(rangeMaskKernel(block, rangeStart, predicate));
+        REQUIRE_MESSAGE(k.kernel, k.error);
+        const bool isUnsigned = std::string(predicate) == "ult";
+        std::vector<float> x = values(size_t(block), uint32_t(block + rangeStart));
+        for (interp::ChainCompilation mode :
+             {interp::ChainCompilation::Off, interp::ChainCompilation::Eager}) {
+          Mode scoped(mode);
+          for (int32_t start : starts)
+            for (int32_t bound : bounds) {
+              CAPTURE(block);
+              CAPTURE(rangeStart);
+              CAPTURE(predicate);
+              CAPTURE(int(mode));
+              CAPTURE(start);
+              CAPTURE(bound);
+              std::vector<float> xs = x, out(size_t(block), -1.0f);
+              LaunchResult r = launch(
+                  *k.kernel,
+                  {pointer("x", viewOf(xs, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+                  {ptrArg(0), ptrArg(1), intArg(start), intArg(bound)}, {1, 1, 1});
+              REQUIRE(r.error.empty());
+              REQUIRE_FALSE(r.fault);
+              int wrong = 0;
+              for (int64_t i = 0; i < block; ++i) {
+                // The offset as i32 arithmetic wraps it.
+                int32_t offset = int32_t(uint32_t(start) + uint32_t(rangeStart + i));
+                bool m = isUnsigned ? uint32_t(offset) < uint32_t(bound) : offset < bound;
+                float want = (m ? x[size_t(i)] * x[size_t(i)] : 2.5f) + x[size_t(i)];
+                if (!sameFloat(out[size_t(i)], want) && wrong++ < 3) {
+                  CAPTURE(i);
+                  CAPTURE(offset);
+                  CHECK(sameFloat(out[size_t(i)], want));
+                }
+              }
+              CHECK(wrong == 0);
+            }
+        }
+      }
+  // The mask is no instruction of its own: the load, the store that runs the chain (%m, %t,
+  // %u, %v) and the block are 3 steps; with the compare apart they were 4.
+  Mode scoped(interp::ChainCompilation::Off);
+  LoadedKernel k = loadKernel(rangeMaskKernel(24, 0, "slt"));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> x = values(24, 3), out(24);
+  auto limited = [&](uint64_t maxSteps) {
+    return launch(*k.kernel,
+                  {pointer("x", viewOf(x, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+                  {ptrArg(0), ptrArg(1), intArg(0), intArg(10)}, {1, 1, 1}, 1, maxSteps);
+  };
+  requireExactStepCount(limited, 3);
 }

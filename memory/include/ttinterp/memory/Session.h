@@ -104,7 +104,18 @@ public:
   /// Sized for `bytes` bytes, every bit clear.
   void resize(size_t bytes);
   size_t size() const { return bytes_; }
-  void set(size_t offset, size_t count) { setRange(offset, count, false); }
+  void set(size_t offset, size_t count) {
+    // A few bytes inside one word of a group already in use (a row's mean, the next element
+    // of a counter): one OR here, not the out-of-line walk over groups and words.
+    const size_t bit = offset & 63;
+    if (count != 0 && bit + count <= 64 && wordsReady(offset / kGroupBytes)) {
+      const uint64_t mask = (count == 64 ? ~uint64_t(0) : (uint64_t(1) << count) - 1) << bit;
+      std::atomic<uint64_t> &w = words_[offset >> 6];
+      w.store(w.load(std::memory_order_relaxed) | mask, std::memory_order_relaxed);
+      return;
+    }
+    setRange(offset, count, false);
+  }
   void setConcurrent(size_t offset, size_t count) { setRange(offset, count, true); }
   bool test(size_t offset) const { return (word(offset >> 6) >> (offset & 63)) & 1; }
   /// Number of set bits in [offset, offset + count).

@@ -86,42 +86,39 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
   llvm::DenseMap<mlir::Value, int32_t> refs; // chain results and leaves read so far
   for (size_t i = 0; i < chain.ops.size(); ++i)
     refs[chain.ops[i]->getResult(0)] = int32_t(i);
+  // Leaf `leaf` for value v, read from `slot` (none: a constant in the code itself).
+  auto addLeaf = [&](mlir::Value v, ChainCode::Leaf leaf, std::optional<SlotId> slot) {
+    payload.operandOfLeaf.push_back(slot ? int32_t(operands.size()) : -1);
+    if (slot)
+      operands.push_back(*slot);
+    int32_t ref = ~int32_t(code.leaves.size());
+    code.leaves.push_back(leaf);
+    return refs[v] = ref;
+  };
   auto leafOf = [&](mlir::Value v) -> int32_t {
     if (auto it = refs.find(v); it != refs.end())
       return it->second;
     ChainCode::Leaf leaf;
-    int32_t operand = -1;
     // A leaf is an f32 block, or a bf16/f16 one an extf widens: its value is a float exactly.
     // In a chain of scalars, a scalar is a block of one lane.
     mlir::Type element = mlir::getElementTypeOrSelf(v.getType());
     if (std::optional<double> c = splatConstant(v)) {
       leaf.kind = ChainCode::Leaf::Constant;
       leaf.constant = float(*c);
-    } else {
-      std::optional<SlotId> scalar = L.splatOf(v);
-      leaf.kind = element.isInteger(1) ? ChainCode::Leaf::Mask
-                  : scalar             ? ChainCode::Leaf::Scalar
-                                       : ChainCode::Leaf::Tensor;
-      operand = int32_t(operands.size());
-      operands.push_back(scalar.value_or(L.use(v)));
+      return addLeaf(v, leaf, std::nullopt);
     }
-    int32_t ref = ~int32_t(code.leaves.size());
-    code.leaves.push_back(leaf);
-    payload.operandOfLeaf.push_back(operand);
-    return refs[v] = ref;
+    std::optional<SlotId> scalar = L.splatOf(v);
+    leaf.kind = element.isInteger(1) ? ChainCode::Leaf::Mask
+                : scalar             ? ChainCode::Leaf::Scalar
+                                     : ChainCode::Leaf::Tensor;
+    return addLeaf(v, leaf, scalar.value_or(L.use(v)));
   };
   // A range compare's scalars, as Int leaves (FusionPlan puts one in a chain only when no
   // reader needs its mask block: its offsets and splats are not emitted).
   auto intLeafOf = [&](mlir::Value scalar) -> int32_t {
     if (auto it = refs.find(scalar); it != refs.end())
       return it->second;
-    ChainCode::Leaf leaf;
-    leaf.kind = ChainCode::Leaf::Int;
-    payload.operandOfLeaf.push_back(int32_t(operands.size()));
-    operands.push_back(L.use(scalar));
-    int32_t ref = ~int32_t(code.leaves.size());
-    code.leaves.push_back(leaf);
-    return refs[scalar] = ref;
+    return addLeaf(scalar, ChainCode::Leaf{ChainCode::Leaf::Int, 0}, L.use(scalar));
   };
   for (mlir::Operation *op : chain.ops) {
     ChainCode::Node node;

@@ -499,6 +499,8 @@ void FusionPlan::analyze(mlir::Operation *function) {
         if (onlyChain)
           joining.push_back(cmp);
       }
+    if (joining.empty())
+      continue;
     for (mlir::Operation *cmp : joining) {
       chain.ops.push_back(cmp);
       chained_[cmp] = root;

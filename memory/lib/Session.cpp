@@ -138,44 +138,31 @@ void ByteBitmap::setRange(size_t offset, size_t count, bool concurrent) {
   if (count == 0)
     return;
   const size_t end = offset + count;
-  // The groups the range covers whole are marked in full_ only; the one or two it covers in
-  // part at its ends get their bits.
-  size_t firstWhole = (offset + kGroupBytes - 1) / kGroupBytes;
-  size_t endWhole = end / kGroupBytes;
-  if (firstWhole >= endWhole) {
-    for (size_t g = offset / kGroupBytes; g * kGroupBytes < end; ++g) {
-      size_t lo = std::max(offset, g * kGroupBytes), hi = std::min(end, (g + 1) * kGroupBytes);
-      setInGroup(g, lo, hi - lo, concurrent);
-    }
+  if (offset / kGroupBytes == (end - 1) / kGroupBytes) {
+    setInGroup(offset / kGroupBytes, offset, count, concurrent);
     return;
   }
+  // Across groups: the ones the range covers whole are marked in full_ only; the one at
+  // either end it covers in part gets its bits.
+  const size_t firstWhole = (offset + kGroupBytes - 1) / kGroupBytes, endWhole = end / kGroupBytes;
   if (offset < firstWhole * kGroupBytes)
     setInGroup(firstWhole - 1, offset, firstWhole * kGroupBytes - offset, concurrent);
-  setBits(full_, firstWhole, endWhole - firstWhole, concurrent);
+  if (firstWhole < endWhole)
+    setBits(full_, firstWhole, endWhole - firstWhole, concurrent);
   if (endWhole * kGroupBytes < end)
     setInGroup(endWhole, endWhole * kGroupBytes, end - endWhole * kGroupBytes, concurrent);
 }
 
-bool ByteBitmap::groupClear(size_t g) const {
+bool ByteBitmap::groupAll(size_t g, bool set) const {
   if (groupFull(g))
-    return false;
+    return set;
   if (!wordsReady(g))
-    return true;
-  uint64_t any = 0;
+    return !set;
+  const uint64_t want = set ? ~uint64_t(0) : 0;
+  uint64_t differ = 0;
   for (size_t k = 0; k < kGroupBytes / 64; ++k)
-    any |= words_[g * (kGroupBytes / 64) + k].load(std::memory_order_relaxed);
-  return any == 0;
-}
-
-bool ByteBitmap::groupSet(size_t g) const {
-  if (groupFull(g))
-    return true;
-  if (!wordsReady(g))
-    return false;
-  uint64_t all = ~uint64_t(0);
-  for (size_t k = 0; k < kGroupBytes / 64; ++k)
-    all &= words_[g * (kGroupBytes / 64) + k].load(std::memory_order_relaxed);
-  return all == ~uint64_t(0);
+    differ |= words_[g * (kGroupBytes / 64) + k].load(std::memory_order_relaxed) ^ want;
+  return differ == 0;
 }
 
 void DirtyRuns::mark(Run &run) {
@@ -310,8 +297,8 @@ void Region::allocate(ByteRange r, unsigned threads) {
   dirty.resize(r.hi - r.lo);
 }
 
-void Region::adoptFresh(ByteRange r, FreshUndo undo, unsigned threads) {
-  adopt(r, ShadowState::InPlace, threads); // the caller's bytes, with a dirty map
+void Region::adoptFresh(ByteRange r, FreshUndo undo) {
+  adopt(r, ShadowState::InPlace); // the caller's bytes, with a dirty map
   state_ = ShadowState::FreshPages;
   fresh_ = std::move(undo);
 }
@@ -333,7 +320,7 @@ Region::~Region() {
     rollBackFreshPages(*fresh_);
 }
 
-void Region::adopt(ByteRange r, ShadowState state, unsigned threads) {
+void Region::adopt(ByteRange r, ShadowState state) {
   range = r;
   state_ = state;
   storage_.reset();
@@ -562,7 +549,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       // No copies: the caller's memory is the shadow; keep the dirty bytes.
       region = std::make_unique<Region>();
       region->memory = memory;
-      region->adopt(span, ShadowState::InPlace, options_.copyThreads);
+      region->adopt(span, ShadowState::InPlace);
       for (Region *live : lives)
         inherit(*region, *take(live));
     } else if (std::optional<FreshUndo> fresh;
@@ -572,7 +559,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       // put back if the writes are dropped, so no shadow and no write-back copy.
       region = std::make_unique<Region>();
       region->memory = memory;
-      region->adoptFresh(span, std::move(*fresh), options_.copyThreads);
+      region->adoptFresh(span, std::move(*fresh));
     } else {
       region = std::make_unique<Region>();
       region->memory = memory;
@@ -725,7 +712,7 @@ bool Session::upgrade(Region &region, Access access, std::string &error) {
       return true;
     if (options_.inPlace) {
       // The caller's bytes are the shadow from now on; nothing is copied.
-      region.adopt(region.range, ShadowState::InPlace, options_.copyThreads);
+      region.adopt(region.range, ShadowState::InPlace);
       return true;
     }
     // Never written, so no dirty bytes to keep: a fresh shadow.

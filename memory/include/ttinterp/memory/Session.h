@@ -148,9 +148,8 @@ private:
       return ~uint64_t(0);
     return wordsReady(g) ? words_[w].load(std::memory_order_relaxed) : 0;
   }
-  /// Whether group g has no bit set / every bit set (its words read only when meaningful).
-  bool groupClear(size_t g) const;
-  bool groupSet(size_t g) const;
+  /// Whether every bit of group g is `set` (its words read only when meaningful).
+  bool groupAll(size_t g, bool set) const;
   HostBlock block_, fullBlock_, readyBlock_;
   std::atomic<uint64_t> *words_ = nullptr;
   std::atomic<uint64_t> *full_ = nullptr;
@@ -188,13 +187,13 @@ struct Region {
   bool exchangePages = false;
 
   /// A shadow whose bytes are not copied in yet (state WrittenOnly); `threads` may fault in
-  /// its pages and clear its dirty map (Session::Options::copyThreads).
+  /// its pages (Session::Options::copyThreads).
   void allocate(ByteRange r, unsigned threads = 1);
   /// The caller's own host bytes stand in for the shadow (ReadThrough or InPlace).
-  void adopt(ByteRange r, ShadowState state, unsigned threads = 1);
+  void adopt(ByteRange r, ShadowState state);
   /// The caller's fresh pages stand in for the shadow (state FreshPages); `undo` puts them
   /// back unless commit() is called first.
-  void adoptFresh(ByteRange r, FreshUndo undo, unsigned threads = 1);
+  void adoptFresh(ByteRange r, FreshUndo undo);
   /// Moves the bytes of a FreshPages region into a shadow of its own (state Full) and rolls
   /// the caller's pages back: for when its writes must wait for a write-back after all (a
   /// partial sync, a donation, a merge with a larger region).
@@ -550,7 +549,7 @@ template <class Fn> void ByteBitmap::forEachRun(size_t offset, size_t count, Fn 
   size_t i = offset;
   while (i < end) {
     // Dirty maps are mostly clear or mostly set: whole groups are stepped over at a time.
-    while ((i & 511) == 0 && i + 512 <= end && groupClear(i >> 9))
+    while ((i & 511) == 0 && i + 512 <= end && groupAll(i >> 9, false))
       i += 512;
     if (i >= end)
       break;
@@ -570,7 +569,7 @@ template <class Fn> void ByteBitmap::forEachRun(size_t offset, size_t count, Fn 
         i += 32768;
         continue;
       }
-      if ((i & 511) == 0 && i + 512 <= end && groupSet(i >> 9)) {
+      if ((i & 511) == 0 && i + 512 <= end && groupAll(i >> 9, true)) {
         i += 512;
         continue;
       }

@@ -35,63 +35,93 @@ void Frame::fail(uint32_t site, std::string kind, std::string message,
   fault = std::move(f);
 }
 
-void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotId> &dst) {
-  // Parallel assignment (a block's arguments may be passed each other, e.g. a
-  // swap): stage through a buffer whenever a source is also a destination.
-  bool overlap = false;
-  for (SlotId s : src)
-    overlap |= std::find(dst.begin(), dst.end(), s) != dst.end();
-  // A destination may be reading memory in place: it gets its own buffer back.
-  if (!overlap) {
-    for (size_t i = 0; i < src.size(); ++i)
-      if (src[i] != dst[i])
-        std::memcpy(f.atHome<uint8_t>(dst[i]), f.bytes(src[i]), f.slot(dst[i]).bytes());
+namespace {
+SlotTransfer plan(const Program &program, const std::vector<SlotId> &src,
+                  const std::vector<SlotId> &dst, const std::vector<uint8_t> *movable,
+                  size_t first) {
+  SlotTransfer plan;
+  for (size_t i = 0; i < dst.size(); ++i) {
+    SlotId from = src[first + i], to = dst[i];
+    if (from == to)
+      continue;
+    bool move = movable && (*movable)[first + i];
+    plan.items.push_back({from, to, uint32_t(program.slots[to].bytes()), move});
+    // A copy reads its source after the transfer may have written it. A moved value is
+    // defined inside the region it leaves, so no destination (an argument) is one.
+    plan.staged |= !move && std::find(dst.begin(), dst.end(), from) != dst.end();
+  }
+  return plan;
+}
+
+/// A copy of a value's bytes, with the sizes of scalars spelled out: a call to memcpy cost
+/// more than the copy of a loop's counter or sum.
+inline void copyValue(uint8_t *to, const uint8_t *from, uint32_t bytes) {
+  switch (bytes) {
+  case 4:
+    std::memcpy(to, from, 4);
+    return;
+  case 8:
+    std::memcpy(to, from, 8);
+    return;
+  default:
+    std::memcpy(to, from, bytes);
+  }
+}
+
+/// `to` takes `from`'s value where it lies (its buffer, or memory read in place); `from`
+/// keeps `to`'s old buffer, which the op defining `from` overwrites before any read.
+inline void handOver(Frame &f, SlotId from, SlotId to) {
+  uint8_t *value = f.storage[from];
+  std::swap(f.home[from], f.home[to]);
+  f.storage[to] = value;
+  f.storage[from] = f.home[from];
+}
+} // namespace
+
+SlotTransfer planCopies(const Program &program, const std::vector<SlotId> &src,
+                        const std::vector<SlotId> &dst) {
+  return plan(program, src, dst, nullptr, 0);
+}
+
+SlotTransfer planMoves(const Program &program, const Terminator &t, const std::vector<SlotId> &dst,
+                       size_t first) {
+  return plan(program, t.operands, dst, &t.movable, first);
+}
+
+void transfer(Frame &f, const SlotTransfer &plan) {
+  // A destination may be reading memory in place: a copy gives it its own buffer back.
+  if (!plan.staged) {
+    for (const SlotTransfer::Item &item : plan.items) {
+      if (item.move)
+        handOver(f, item.from, item.to);
+      else
+        copyValue(f.atHome<uint8_t>(item.to), f.bytes(item.from), item.bytes);
+    }
     return;
   }
+  // Parallel assignment: every copied value is read before any destination is written;
+  // the hand-overs, which no copy reads, come last.
   std::vector<uint8_t> staged;
-  std::vector<size_t> at;
-  for (SlotId s : src) {
-    at.push_back(staged.size());
-    staged.insert(staged.end(), f.bytes(s), f.bytes(s) + f.slot(s).bytes());
-  }
-  for (size_t i = 0; i < dst.size(); ++i)
-    std::memcpy(f.atHome<uint8_t>(dst[i]), staged.data() + at[i], f.slot(dst[i]).bytes());
+  for (const SlotTransfer::Item &item : plan.items)
+    if (!item.move)
+      staged.insert(staged.end(), f.bytes(item.from), f.bytes(item.from) + item.bytes);
+  size_t at = 0;
+  for (const SlotTransfer::Item &item : plan.items)
+    if (!item.move) {
+      std::memcpy(f.atHome<uint8_t>(item.to), staged.data() + at, item.bytes);
+      at += item.bytes;
+    }
+  for (const SlotTransfer::Item &item : plan.items)
+    if (item.move)
+      handOver(f, item.from, item.to);
+}
+
+void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotId> &dst) {
+  transfer(f, planCopies(*f.program, src, dst));
 }
 
 void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, size_t first) {
-  const std::vector<SlotId> &src = t.operands;
-  size_t n = dst.size();
-  // A value copied (not moved) may itself be a destination (a loop rotating its
-  // arguments): then the copies go first, staged, and the hand-overs after them.
-  // A value yielded to its own slot (an advanced pointer's, Lowerer::AdvancedPointer) stays.
-  bool staged = false;
-  for (size_t i = 0; i < n; ++i)
-    staged |= !t.movable[first + i] && src[first + i] != dst[i] &&
-              std::find(dst.begin(), dst.end(), src[first + i]) != dst.end();
-  if (staged) {
-    std::vector<SlotId> from, to;
-    for (size_t i = 0; i < n; ++i)
-      if (!t.movable[first + i] && src[first + i] != dst[i]) {
-        from.push_back(src[first + i]);
-        to.push_back(dst[i]);
-      }
-    copySlots(f, from, to);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    SlotId s = src[first + i], d = dst[i];
-    if (s == d)
-      continue;
-    if (t.movable[first + i]) {
-      // d takes s's value where it lies (its buffer, or memory read in place); s
-      // keeps d's old buffer, which the op defining s overwrites before any read.
-      uint8_t *value = f.storage[s];
-      std::swap(f.home[s], f.home[d]);
-      f.storage[d] = value;
-      f.storage[s] = f.home[s];
-    } else if (!staged && s != d) {
-      std::memcpy(f.atHome<uint8_t>(d), f.bytes(s), f.slot(d).bytes());
-    }
-  }
+  transfer(f, planMoves(*f.program, t, dst, first));
 }
 
 const Terminator *runBody(Frame &f, const Body &body) {
@@ -115,15 +145,15 @@ const Terminator *runBody(Frame &f, const Body &body) {
     const Terminator &t = b->term;
     switch (t.kind) {
     case Terminator::Branch:
-      copySlots(f, t.operands, body.blocks[t.dest].arguments);
+      transfer(f, t.toDest);
       b = &body.blocks[t.dest];
       continue;
     case Terminator::CondBranch:
       if (*f.at<uint8_t>(t.condition)) {
-        copySlots(f, t.operands, body.blocks[t.dest].arguments);
+        transfer(f, t.toDest);
         b = &body.blocks[t.dest];
       } else {
-        copySlots(f, t.falseOperands, body.blocks[t.falseDest].arguments);
+        transfer(f, t.toFalseDest);
         b = &body.blocks[t.falseDest];
       }
       continue;

@@ -373,6 +373,10 @@ bool Lowerer::lowerRegionInto(mlir::Region &region, Body &body) {
   // Slots made after the region's own arguments belong to ops inside it.
   for (Block &b : body.blocks) {
     Terminator &t = b.term;
+    if (t.kind == Terminator::Branch || t.kind == Terminator::CondBranch)
+      t.toDest = planCopies(program_, t.operands, body.blocks[t.dest].arguments);
+    if (t.kind == Terminator::CondBranch)
+      t.toFalseDest = planCopies(program_, t.falseOperands, body.blocks[t.falseDest].arguments);
     if (t.kind != Terminator::Yield)
       continue;
     t.movable.assign(t.operands.size(), 0);

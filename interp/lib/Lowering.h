@@ -96,6 +96,7 @@ public:
   /// A scratch slot, not tied to any value.
   SlotId scratch(DType dtype, std::vector<int64_t> shape);
   const Slot &slot(SlotId s) const { return program_.slots[s]; }
+  const Program &program() const { return program_; }
   /// Marks the kernel as one whose programs may wait for each other (Program::mayWait).
   void mayWait() { program_.mayWait = true; }
   /// Marks the kernel as one that synchronises programs (Program::synchronises).

@@ -50,6 +50,23 @@ struct Instr {
   uint32_t site = 0;          ///< Index into Program::sites.
 };
 
+/// Values handed from one list of slots to another, src[i] -> dst[i], as if all at once:
+/// each copied into the destination's own buffer, or, where the source may give its buffer
+/// away (Terminator::movable), the buffer handed over. Everything this depends on is in the
+/// slot lists, so it is worked out once, when lowered: a loop's yield runs once an iteration,
+/// often of a scalar or two, and working it out again each time cost more than the copies.
+struct SlotTransfer {
+  struct Item {
+    SlotId from, to;
+    uint32_t bytes; ///< The value's size (a copy's length).
+    bool move;      ///< Hand the buffer over instead of copying.
+  };
+  std::vector<Item> items; ///< Values that stay in their own slot are left out.
+  /// A copied value is also a destination (a loop rotating its arguments): the copies are
+  /// then read into a buffer before any destination is written.
+  bool staged = false;
+};
+
 /// How a block hands control back.
 struct Terminator {
   enum Kind { Yield, Return, Branch, CondBranch } kind = Yield;
@@ -62,6 +79,8 @@ struct Terminator {
   SlotId condition = kNoSlot;
   uint32_t dest = 0, falseDest = 0;
   std::vector<SlotId> falseOperands;
+  /// A Branch's operands into its destination's arguments, a CondBranch's into either.
+  SlotTransfer toDest, toFalseDest;
   uint32_t site = 0;
 };
 
@@ -235,11 +254,19 @@ struct Frame {
 /// (Yield or Return), or null when the program stopped (a fault).
 const Terminator *runBody(Frame &f, const Body &body);
 
-/// Copies slot contents src[i] -> dst[i] (into dst's own buffer), correctly even
-/// when the lists overlap.
+/// The transfer of src[i] -> dst[i] (copies only).
+SlotTransfer planCopies(const Program &program, const std::vector<SlotId> &src,
+                        const std::vector<SlotId> &dst);
+/// The transfer of a Yield's operands from `first` on into dst, handing over the buffers of
+/// the movable ones (Terminator::movable) instead of copying them.
+SlotTransfer planMoves(const Program &program, const Terminator &t, const std::vector<SlotId> &dst,
+                       size_t first = 0);
+/// Carries out a planned transfer.
+void transfer(Frame &f, const SlotTransfer &plan);
+
+/// planCopies and transfer in one, for lists handed over rarely.
 void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotId> &dst);
-/// Like copySlots for a Yield's operands, but hands over the buffers of the movable
-/// ones (Terminator::movable) instead of copying them.
+/// planMoves and transfer in one, for lists handed over rarely.
 void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, size_t first = 0);
 
 } // namespace ttinterp::interp

@@ -1,11 +1,12 @@
 //===- LoopCarriedTest.cpp - Values handed from one iteration to the next -===//
 //
 // A loop hands the buffers of values defined in its body to its arguments instead
-// of copying them (moveSlots). These kernels hit each case where handing over
-// would be wrong if done carelessly: arguments that rotate, one value yielded
-// twice, a constant defined in the body, and a load that reads the caller's
-// memory in place; and arguments that start from a constant, which read it without
-// a copy. Expected values are worked out by hand in each test.
+// of copying them (SlotTransfer, planned when lowered). These kernels hit each case
+// where handing over would be wrong if done carelessly: arguments that rotate or swap,
+// one value yielded twice, a constant defined in the body, and a load that reads the
+// caller's memory in place; arguments that start from a constant, which read it without
+// a copy; and counters of other types than i32. Expected values are worked out by hand
+// in each test.
 //
 //===----------------------------------------------------------------------===//
 #include "Harness.h"
@@ -188,4 +189,74 @@ TEST_CASE("a loop argument started from a value its block defines again is a cop
 )",
                                  in, 4);
   CHECK(out == std::vector<int32_t>{3, 4, 5, 6});
+}
+
+TEST_CASE("loop arguments that swap, (a, b) <- (b, a), are copied as if at once") {
+  // Neither value is defined in the body, so both are copies, each into the other's
+  // argument: the transfer must read both before it writes either. Scalars and blocks.
+  // After 3 swaps, (a, b) = (x + 10, x) for blocks and (2, 1) for scalars.
+  std::vector<int32_t> in = {1, 2, 3, 4};
+  std::vector<int32_t> out = run(R"(
+    %x = tt.load %inPtrs : tensor<4x!tt.ptr<i32>>
+    %ten = arith.constant dense<10> : tensor<4xi32>
+    %y = arith.addi %x, %ten : tensor<4xi32>
+    %c2 = arith.constant 2 : i32
+    %c3 = arith.constant 3 : i32
+    %r:4 = scf.for %i = %c0 to %c3 step %c1 iter_args(%a = %x, %b = %y, %s = %c1, %t = %c2) -> (tensor<4xi32>, tensor<4xi32>, i32, i32) : i32 {
+      scf.yield %b, %a, %t, %s : tensor<4xi32>, tensor<4xi32>, i32, i32
+    }
+    %four = arith.constant dense<4> : tensor<4xi32>
+    tt.store %outPtrs, %r#0 : tensor<4x!tt.ptr<i32>>
+    %p1 = tt.addptr %outPtrs, %four : tensor<4x!tt.ptr<i32>>, tensor<4xi32>
+    tt.store %p1, %r#1 : tensor<4x!tt.ptr<i32>>
+    %c10 = arith.constant 10 : i32
+    %p2 = tt.addptr %out, %c10 : !tt.ptr<i32>, i32
+    tt.store %p2, %r#2 : !tt.ptr<i32>
+    %p3 = tt.addptr %p2, %c1 : !tt.ptr<i32>, i32
+    tt.store %p3, %r#3 : !tt.ptr<i32>
+)",
+                                 in, 12);
+  CHECK(std::vector<int32_t>(out.begin(), out.begin() + 8) ==
+        std::vector<int32_t>{11, 12, 13, 14, 1, 2, 3, 4});
+  CHECK(out[8] == -1);
+  CHECK(out[9] == -1);
+  CHECK(out[10] == 2);
+  CHECK(out[11] == 1);
+}
+
+TEST_CASE("loops over i64 and i16 bounds read and write their counters in that type") {
+  // i64: from 2^32 - 2 to 2^32 + 4 step 3 runs at 2^32 - 2 and 2^32 + 1: the counters sum
+  // to 2^33 - 1, high word 1, low word -1 (counters cut to 32 bits would sum to -1, high
+  // word -1). i16: from -3 to 3 step 2 runs at -3, -1, 1: sum -3, each counter
+  // sign-extended from 16 bits.
+  std::vector<int32_t> in = {0, 0, 0, 0};
+  std::vector<int32_t> out = run(R"(
+    %lo64 = arith.constant 4294967294 : i64
+    %hi64 = arith.constant 4294967300 : i64
+    %step64 = arith.constant 3 : i64
+    %zero64 = arith.constant 0 : i64
+    %c32 = arith.constant 32 : i64
+    %sum64 = scf.for %i = %lo64 to %hi64 step %step64 iter_args(%acc = %zero64) -> (i64) : i64 {
+      %next = arith.addi %acc, %i : i64
+      scf.yield %next : i64
+    }
+    %low = arith.trunci %sum64 : i64 to i32
+    tt.store %out, %low : !tt.ptr<i32>
+    %high64 = arith.shrsi %sum64, %c32 : i64
+    %high = arith.trunci %high64 : i64 to i32
+    %p1 = tt.addptr %out, %c1 : !tt.ptr<i32>, i32
+    tt.store %p1, %high : !tt.ptr<i32>
+    %lo16 = arith.constant -3 : i16
+    %hi16 = arith.constant 3 : i16
+    %step16 = arith.constant 2 : i16
+    %sum16 = scf.for %i = %lo16 to %hi16 step %step16 iter_args(%acc = %c0) -> (i32) : i16 {
+      %wide = arith.extsi %i : i16 to i32
+      %next = arith.addi %acc, %wide : i32
+      scf.yield %next : i32
+    }
+    %p2 = tt.addptr %p1, %c1 : !tt.ptr<i32>, i32
+    tt.store %p2, %sum16 : !tt.ptr<i32>
+)",
+                                 in, 3);
+  CHECK(out == std::vector<int32_t>{-1, 1, -3});
 }

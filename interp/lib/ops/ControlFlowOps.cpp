@@ -19,24 +19,6 @@
 namespace ttinterp::interp {
 namespace {
 
-int64_t readInteger(Frame &f, SlotId s) {
-  int64_t v = 0;
-  visitInt(f.slot(s).dtype, [&](auto tag) {
-    constexpr DType D = decltype(tag)::value;
-    v = signedValue<D>(*f.at<Repr<D>>(s));
-    return 0;
-  });
-  return v;
-}
-
-void writeInteger(Frame &f, SlotId s, int64_t v) {
-  visitInt(f.slot(s).dtype, [&](auto tag) {
-    constexpr DType D = decltype(tag)::value;
-    *f.at<Repr<D>>(s) = wrap<D>(Repr<D>(v));
-    return 0;
-  });
-}
-
 /// Slots for every result of `op`, in order; false (error recorded) if a type is unsupported.
 bool defineResults(mlir::Operation *op, Lowerer &L, std::vector<SlotId> &slots) {
   for (mlir::Value r : op->getResults()) {
@@ -52,7 +34,8 @@ struct ForData {
   std::unique_ptr<Body> body;
   SlotId lower, upper, step, iv;
   std::vector<SlotId> iterArgs;
-  std::vector<SlotId> inits, copiedArgs; ///< Initial values copied into their arguments.
+  SlotTransfer enter; ///< Initial values copied into their arguments.
+  SlotTransfer next;  ///< The body's yield into the arguments.
   /// Arguments whose initial value is a constant slot (`tl.zeros` accumulators), apart:
   /// they read the constant's bytes instead of a copy. Nothing writes through an
   /// argument's storage (copies and hand-overs go to its own buffer), and nothing writes a
@@ -61,9 +44,11 @@ struct ForData {
   std::vector<SlotId> counters; ///< Of the loop's advanced pointers (Lowerer::AdvancedPointer).
 };
 
-void forKernel(Frame &f, const Instr &in) {
+/// scf.for over bounds of type D (an integer type: the induction variable's).
+template <DType D> void forKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
   const auto &d = *static_cast<const ForData *>(in.data);
-  copySlots(f, d.inits, d.copiedArgs);
+  transfer(f, d.enter);
   for (size_t i = 0; i < d.constantArgs.size(); ++i)
     f.storage[d.constantArgs[i]] = f.storage[d.constantInits[i]];
   for (SlotId c : d.counters) {
@@ -71,17 +56,18 @@ void forKernel(Frame &f, const Instr &in) {
     counter[0] = 0;               // bytes added to the starting pointers
     counter[1] = ++f.loopEntries; // which runs of them a load may reuse
   }
-  int64_t lo = readInteger(f, d.lower), hi = readInteger(f, d.upper), step = readInteger(f, d.step);
+  int64_t lo = signedValue<D>(*f.at<T>(d.lower)), hi = signedValue<D>(*f.at<T>(d.upper)),
+          step = signedValue<D>(*f.at<T>(d.step));
   if (step <= 0) {
     f.fail(in.site, "invalid_loop", fmt::format("scf.for step must be positive, got {}", step));
     return;
   }
   for (int64_t iv = lo; iv < hi; iv += step) {
-    writeInteger(f, d.iv, iv);
-    const Terminator *t = runBody(f, *d.body);
-    if (!t)
+    *f.at<T>(d.iv) = wrap<D>(T(iv));
+    // The body is one block (scf.for's), so what leaves it is always its yield: d.next.
+    if (!runBody(f, *d.body))
       return;
-    moveSlots(f, *t, d.iterArgs);
+    transfer(f, d.next);
     if (iv > INT64_MAX - step)
       break;
   }
@@ -103,7 +89,10 @@ bool lowerFor(mlir::Operation *op, Lowerer &L) {
   if (!d.body)
     return false;
   const Block &entry = d.body->blocks[0];
+  if (d.body->blocks.size() != 1 || entry.term.kind != Terminator::Yield)
+    return L.error(op, "the body of scf.for must be one block ending in scf.yield");
   d.iv = entry.arguments[0];
+  std::vector<SlotId> copiedInits, copiedArgs;
   for (size_t i = 0; i < inits.size(); ++i) {
     SlotId arg = entry.arguments[i + 1];
     d.iterArgs.push_back(arg);
@@ -112,10 +101,16 @@ bool lowerFor(mlir::Operation *op, Lowerer &L) {
     if (L.outerPointers(op->getRegion(0).front().getArgument(unsigned(i) + 1)))
       continue;
     bool constant = L.isConstant(inits[i]);
-    (constant ? d.constantInits : d.inits).push_back(inits[i]);
-    (constant ? d.constantArgs : d.copiedArgs).push_back(arg);
+    (constant ? d.constantInits : copiedInits).push_back(inits[i]);
+    (constant ? d.constantArgs : copiedArgs).push_back(arg);
   }
-  L.emit(op, &forKernel, {}, {}, L.keep(std::move(d)));
+  d.enter = planCopies(L.program(), copiedInits, copiedArgs);
+  d.next = planMoves(L.program(), entry.term, d.iterArgs);
+  ExecFn kernel = visitInt(L.slot(d.iv).dtype,
+                           [](auto tag) -> ExecFn { return &forKernel<decltype(tag)::value>; });
+  if (!kernel)
+    return L.error(op, "scf.for over a non-integer induction variable");
+  L.emit(op, kernel, {}, {}, L.keep(std::move(d)));
   return true;
 }
 

@@ -13,6 +13,8 @@
 #include "Numeric.h"
 #include "ttinterp/interp/Interpreter.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -61,7 +63,9 @@ struct SlotTransfer {
     uint32_t bytes; ///< The value's size (a copy's length).
     bool move;      ///< Hand the buffer over instead of copying.
   };
-  std::vector<Item> items; ///< Values that stay in their own slot are left out.
+  /// Values that stay in their own slot are left out. A few are held inline, so that
+  /// copySlots and moveSlots, planning on the spot, allocate nothing for them.
+  llvm::SmallVector<Item, 4> items;
   /// A copied value is also a destination (a loop rotating its arguments): the copies are
   /// then read into a buffer before any destination is written.
   bool staged = false;

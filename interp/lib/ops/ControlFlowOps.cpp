@@ -151,6 +151,9 @@ struct WhileData {
   std::unique_ptr<Body> before, after;
   std::vector<SlotId> inits, results;
   SlotId condition = kNoSlot; ///< scf.condition's first operand; the others pass on
+  /// scf.condition's values into the results or the after region's arguments; the after
+  /// region's yield into the before region's arguments (the loop state).
+  SlotTransfer finish, proceed, next;
 };
 
 /// The loop state of an scf.while: its before region's arguments, byte for byte.
@@ -184,18 +187,17 @@ void whileKernel(Frame &f, const Instr &in) {
   snapshot(f, state, previous);
   uint64_t changes = f.memory->changes();
   for (;;) {
-    const Terminator *c = runBody(f, *d.before);
-    if (!c)
+    // Each region is one block, so what leaves it is always its terminator.
+    if (!runBody(f, *d.before))
       return;
     if (!*f.at<uint8_t>(d.condition)) {
-      moveSlots(f, *c, d.results, 1);
+      transfer(f, d.finish);
       return;
     }
-    moveSlots(f, *c, d.after->blocks[0].arguments, 1);
-    const Terminator *y = runBody(f, *d.after);
-    if (!y)
+    transfer(f, d.proceed);
+    if (!runBody(f, *d.after))
       return;
-    moveSlots(f, *y, state);
+    transfer(f, d.next);
     if (f.memory->changes() == changes && sameState(f, state, previous)) {
       if (!f.waitForOthers(in.site))
         return;
@@ -220,9 +222,15 @@ bool lowerWhile(mlir::Operation *op, Lowerer &L) {
   const std::vector<SlotId> &condition = d.before->blocks[0].term.operands;
   if (d.before->blocks.size() != 1 || condition.empty())
     return L.error(op, "the before region must be one block ending in scf.condition");
+  if (d.after->blocks.size() != 1)
+    return L.error(op, "the after region must be one block ending in scf.yield");
   d.condition = condition[0];
   if (!defineResults(op, L, d.results))
     return false;
+  const Terminator &passed = d.before->blocks[0].term;
+  d.finish = planMoves(L.program(), passed, d.results, 1);
+  d.proceed = planMoves(L.program(), passed, d.after->blocks[0].arguments, 1);
+  d.next = planMoves(L.program(), d.after->blocks[0].term, d.before->blocks[0].arguments);
   L.mayWait();
   L.emit(op, &whileKernel, {}, {}, L.keep(std::move(d)));
   return true;

@@ -21,6 +21,7 @@ namespace {
 
 struct FoldData {
   std::unique_ptr<Body> combine;
+  SlotTransfer combined; ///< The combine region's results into its first arguments.
   std::vector<SlotId> inputs, outputs;
   int64_t outer = 1, length = 1, inner = 1;
   bool reverse = false;
@@ -39,7 +40,6 @@ void reduceKernel(Frame &f, const Instr &in) {
     offsets[k] = tuple;
     tuple += sizes[k];
   }
-  const std::vector<SlotId> accumulators(args.begin(), args.begin() + n);
   std::vector<uint8_t> lanes(size_t(kTreeLanes) * tuple);
   auto save = [&](int64_t lane) {
     for (size_t k = 0; k < n; ++k)
@@ -50,10 +50,10 @@ void reduceKernel(Frame &f, const Instr &in) {
       std::memcpy(f.atHome<uint8_t>(args[first + k]), &lanes[lane * tuple + offsets[k]], sizes[k]);
   };
   auto combine = [&]() {
-    const Terminator *t = runBody(f, *d.combine);
-    if (t)
-      moveSlots(f, *t, accumulators);
-    return t != nullptr;
+    if (!runBody(f, *d.combine))
+      return false;
+    transfer(f, d.combined);
+    return true;
   };
   int64_t present = std::min(d.length, kTreeLanes);
   for (int64_t o = 0; o < d.outer; ++o)
@@ -92,8 +92,6 @@ void scanKernel(Frame &f, const Instr &in) {
   std::vector<size_t> sizes(n);
   for (size_t k = 0; k < n; ++k)
     sizes[k] = computeSize(f.slot(d.inputs[k]).dtype);
-  // The combine region's first n arguments hold the running values.
-  const std::vector<SlotId> accumulators(args.begin(), args.begin() + n);
   for (int64_t o = 0; o < d.outer; ++o) {
     for (int64_t i = 0; i < d.inner; ++i) {
       for (int64_t step = 0; step < d.length; ++step) {
@@ -105,10 +103,9 @@ void scanKernel(Frame &f, const Instr &in) {
         } else {
           for (size_t k = 0; k < n; ++k)
             copyElement(f, d.inputs[k], index, args[n + k], sizes[k]);
-          const Terminator *t = runBody(f, *d.combine);
-          if (!t)
+          if (!runBody(f, *d.combine))
             return;
-          moveSlots(f, *t, accumulators);
+          transfer(f, d.combined);
         }
         for (size_t k = 0; k < n; ++k)
           storeElementTo(f, args[k], d.outputs[k], index, sizes[k]);
@@ -272,6 +269,10 @@ template <bool Scan> bool lowerFold(mlir::Operation *op, Lowerer &L) {
     return false;
   if (d.combine->blocks.size() != 1 || d.combine->blocks[0].arguments.size() != 2 * d.inputs.size())
     return L.error(op, "combine region must take two arguments per operand");
+  // Its first n arguments hold the running values.
+  const std::vector<SlotId> &args = d.combine->blocks[0].arguments;
+  d.combined = planMoves(L.program(), d.combine->blocks[0].term,
+                         std::vector<SlotId>(args.begin(), args.begin() + d.inputs.size()));
   for (mlir::Value r : op->getResults()) {
     SlotId s = L.def(r, op);
     if (s == kNoSlot)

@@ -53,29 +53,6 @@ SlotTransfer plan(const Program &program, const std::vector<SlotId> &src,
   return plan;
 }
 
-/// A copy of a value's bytes, with the sizes of scalars spelled out: a call to memcpy cost
-/// more than the copy of a loop's counter or sum.
-inline void copyValue(uint8_t *to, const uint8_t *from, uint32_t bytes) {
-  switch (bytes) {
-  case 4:
-    std::memcpy(to, from, 4);
-    return;
-  case 8:
-    std::memcpy(to, from, 8);
-    return;
-  default:
-    std::memcpy(to, from, bytes);
-  }
-}
-
-/// `to` takes `from`'s value where it lies (its buffer, or memory read in place); `from`
-/// keeps `to`'s old buffer, which the op defining `from` overwrites before any read.
-inline void handOver(Frame &f, SlotId from, SlotId to) {
-  uint8_t *value = f.storage[from];
-  std::swap(f.home[from], f.home[to]);
-  f.storage[to] = value;
-  f.storage[from] = f.home[from];
-}
 } // namespace
 
 SlotTransfer planCopies(const Program &program, const std::vector<SlotId> &src,
@@ -88,17 +65,7 @@ SlotTransfer planMoves(const Program &program, const Terminator &t, const std::v
   return plan(program, t.operands, dst, &t.movable, first);
 }
 
-void transfer(Frame &f, const SlotTransfer &plan) {
-  // A destination may be reading memory in place: a copy gives it its own buffer back.
-  if (!plan.staged) {
-    for (const SlotTransfer::Item &item : plan.items) {
-      if (item.move)
-        handOver(f, item.from, item.to);
-      else
-        copyValue(f.atHome<uint8_t>(item.to), f.bytes(item.from), item.bytes);
-    }
-    return;
-  }
+void transferStaged(Frame &f, const SlotTransfer &plan) {
   // Parallel assignment: every copied value is read before any destination is written;
   // the hand-overs, which no copy reads, come last.
   std::vector<uint8_t> staged;
@@ -124,43 +91,10 @@ void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, si
   transfer(f, planMoves(*f.program, t, dst, first));
 }
 
-const Terminator *runBody(Frame &f, const Body &body) {
-  const Block *b = &body.blocks[0];
-  for (;;) {
-    f.steps += b->instrs.size() + 1;
-    if (f.maxSteps && f.steps > f.maxSteps) {
-      f.fail(body.site, "step_limit",
-             fmt::format("program exceeded the step limit of {} executed ops (--max-steps)",
-                         f.maxSteps));
-      return nullptr;
-    }
-    HazardTracker *hazards = f.memory->hazardTracker();
-    for (const Instr &in : b->instrs) {
-      if (hazards)
-        hazards->setSite(in.site);
-      in.fn(f, in);
-      if (f.stopped)
-        return nullptr;
-    }
-    const Terminator &t = b->term;
-    switch (t.kind) {
-    case Terminator::Branch:
-      transfer(f, t.toDest);
-      b = &body.blocks[t.dest];
-      continue;
-    case Terminator::CondBranch:
-      if (*f.at<uint8_t>(t.condition)) {
-        transfer(f, t.toDest);
-        b = &body.blocks[t.dest];
-      } else {
-        transfer(f, t.toFalseDest);
-        b = &body.blocks[t.falseDest];
-      }
-      continue;
-    default:
-      return &t;
-    }
-  }
+void failStepLimit(Frame &f, const Body &body) {
+  f.fail(
+      body.site, "step_limit",
+      fmt::format("program exceeded the step limit of {} executed ops (--max-steps)", f.maxSteps));
 }
 
 //===----------------------------------------------------------------------===//

@@ -15,11 +15,12 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <ostream>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -254,10 +255,6 @@ struct Frame {
   int64_t linear = 0;                       ///< The linear id of the running program.
 };
 
-/// Runs a body from its entry block; returns the terminator that left it
-/// (Yield or Return), or null when the program stopped (a fault).
-const Terminator *runBody(Frame &f, const Body &body);
-
 /// The transfer of src[i] -> dst[i] (copies only).
 SlotTransfer planCopies(const Program &program, const std::vector<SlotId> &src,
                         const std::vector<SlotId> &dst);
@@ -265,8 +262,90 @@ SlotTransfer planCopies(const Program &program, const std::vector<SlotId> &src,
 /// the movable ones (Terminator::movable) instead of copying them.
 SlotTransfer planMoves(const Program &program, const Terminator &t, const std::vector<SlotId> &dst,
                        size_t first = 0);
-/// Carries out a planned transfer.
-void transfer(Frame &f, const SlotTransfer &plan);
+/// transfer's parallel assignment through a buffer (SlotTransfer::staged).
+void transferStaged(Frame &f, const SlotTransfer &plan);
+
+/// A copy of a value's bytes, with the sizes of scalars spelled out: a call to memcpy cost
+/// more than the copy of a loop's counter or sum.
+inline void copyValue(uint8_t *to, const uint8_t *from, uint32_t bytes) {
+  switch (bytes) {
+  case 4:
+    std::memcpy(to, from, 4);
+    return;
+  case 8:
+    std::memcpy(to, from, 8);
+    return;
+  default:
+    std::memcpy(to, from, bytes);
+  }
+}
+
+/// `to` takes `from`'s value where it lies (its buffer, or memory read in place); `from`
+/// keeps `to`'s old buffer, which the op defining `from` overwrites before any read.
+inline void handOver(Frame &f, SlotId from, SlotId to) {
+  uint8_t *value = f.storage[from];
+  std::swap(f.home[from], f.home[to]);
+  f.storage[to] = value;
+  f.storage[from] = f.home[from];
+}
+
+/// Carries out a planned transfer. Inline, like runBody: a loop's iteration is a few of
+/// each, and calls between the library's files went through the module's PLT.
+inline void transfer(Frame &f, const SlotTransfer &plan) {
+  if (plan.staged) {
+    transferStaged(f, plan);
+    return;
+  }
+  // A destination may be reading memory in place: a copy gives it its own buffer back.
+  for (const SlotTransfer::Item &item : plan.items) {
+    if (item.move)
+      handOver(f, item.from, item.to);
+    else
+      copyValue(f.atHome<uint8_t>(item.to), f.bytes(item.from), item.bytes);
+  }
+}
+
+/// Records the step-limit fault of `body` (runBody's, out of line).
+void failStepLimit(Frame &f, const Body &body);
+
+/// Runs a body from its entry block; returns the terminator that left it
+/// (Yield or Return), or null when the program stopped (a fault).
+inline const Terminator *runBody(Frame &f, const Body &body) {
+  const Block *b = &body.blocks[0];
+  for (;;) {
+    f.steps += b->instrs.size() + 1;
+    if (f.maxSteps && f.steps > f.maxSteps) {
+      failStepLimit(f, body);
+      return nullptr;
+    }
+    HazardTracker *hazards = f.memory->hazardTracker();
+    for (const Instr &in : b->instrs) {
+      if (hazards)
+        hazards->setSite(in.site);
+      in.fn(f, in);
+      if (f.stopped)
+        return nullptr;
+    }
+    const Terminator &t = b->term;
+    switch (t.kind) {
+    case Terminator::Branch:
+      transfer(f, t.toDest);
+      b = &body.blocks[t.dest];
+      continue;
+    case Terminator::CondBranch:
+      if (*f.at<uint8_t>(t.condition)) {
+        transfer(f, t.toDest);
+        b = &body.blocks[t.dest];
+      } else {
+        transfer(f, t.toFalseDest);
+        b = &body.blocks[t.falseDest];
+      }
+      continue;
+    default:
+      return &t;
+    }
+  }
+}
 
 /// planCopies and transfer in one, for lists handed over rarely.
 void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotId> &dst);

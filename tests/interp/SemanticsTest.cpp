@@ -152,6 +152,46 @@ TEST_CASE("f16 arithmetic rounds to f16 after every op") {
     CHECK(out[i] == expect[i]);
 }
 
+TEST_CASE("f16 and bf16 scalar arithmetic rounds after every op, as blocks do") {
+  // A scalar op runs its own kernel (no block loop), which must round as the block kernels
+  // do. f16: 2048 + 3 = 2051 lies between 2050 and 2052 (spacing 2), a tie: to even, 2052;
+  // then 2052 * 1.0009765625 (1 + 2^-10) = 2054.00390625, spacing 2: 2054. bf16: 256 + 1 =
+  // 257 (spacing 2 at 256, a tie: to even, 256); 256 - 0.5 = 255.5 (spacing 1 below 256,
+  // a tie: to even, 256). Each result splatted into its half of the block.
+  std::string body = R"(
+    %a = arith.constant 2048.0 : f16
+    %b = arith.constant 3.0 : f16
+    %c = arith.constant 1.0009765625 : f16
+    %s = arith.addf %a, %b : f16
+    %m = arith.mulf %s, %c : f16
+    %x = arith.constant 256.0 : bf16
+    %one = arith.constant 1.0 : bf16
+    %half = arith.constant 0.5 : bf16
+    %t = arith.addf %x, %one : bf16
+    %u = arith.subf %t, %half : bf16
+    %m32 = arith.extf %m : f16 to f32
+    %s32 = arith.extf %s : f16 to f32
+    %u32 = arith.extf %u : bf16 to f32
+    %t32 = arith.extf %t : bf16 to f32
+    %four = arith.constant dense<4> : tensor<8xi32>
+    %low = arith.cmpi slt, %range, %four : tensor<8xi32>
+    %two = arith.constant dense<2> : tensor<8xi32>
+    %parity = arith.remsi %range, %two : tensor<8xi32>
+    %zero = arith.constant dense<0> : tensor<8xi32>
+    %even = arith.cmpi eq, %parity, %zero : tensor<8xi32>
+    %vs = tt.splat %s32 : f32 -> tensor<8xf32>
+    %vm = tt.splat %m32 : f32 -> tensor<8xf32>
+    %vt = tt.splat %t32 : f32 -> tensor<8xf32>
+    %vu = tt.splat %u32 : f32 -> tensor<8xf32>
+    %f16s = arith.select %even, %vs, %vm : tensor<8xi1>, tensor<8xf32>
+    %bf16s = arith.select %even, %vt, %vu : tensor<8xi1>, tensor<8xf32>
+    %r = arith.select %low, %f16s, %bf16s : tensor<8xi1>, tensor<8xf32>)";
+  std::vector<float> out = runStore<float>(storeKernel("f32", "", body), DType::F32);
+  float expect[8] = {2052, 2054, 2052, 2054, 256, 256, 256, 256};
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == expect[i]);
+}
+
 TEST_CASE("maximumf propagates NaN, maxnumf does not") {
   std::string body = R"(
     %x = arith.constant dense<[1.0, 0x7FC00000, 2.0, -0.0, 5.0, 0x7FC00000, -3.0, 0.0]> : tensor<8xf32>

@@ -83,6 +83,14 @@ void binaryKernel(Frame &f, const Instr &in) {
   }
 }
 
+/// binaryKernel for a value of one element (a scalar's index or statistic): no loop, no
+/// call into the vector unit's dispatched kernel, which cost a scalar op more than the op.
+template <DType D, class Fn> void scalarBinaryKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  *f.at<T>(in.results[0]) =
+      roundTo<D>(Fn::template apply<D>(*f.at<T>(in.operands[0]), *f.at<T>(in.operands[1])));
+}
+
 /// binaryKernel<D, Fn, S> as a template of S alone (for pickSplatted).
 template <DType D, class Fn> struct BinaryKernelOf {
   template <Splatted S> struct With {
@@ -107,8 +115,11 @@ template <class Fn, class Visit> bool lowerBinary(mlir::Operation *op, Lowerer &
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;
+  const bool scalar = L.slot(r).numel == 1;
   ExecFn fn = visit(L.slot(r).dtype, [&](auto tag) -> ExecFn {
     constexpr DType D = decltype(tag)::value;
+    if (scalar)
+      return &scalarBinaryKernel<D, Fn>;
     return pickSplatted<BinaryKernelOf<D, Fn>::template With>(sa, sb);
   });
   if (!fn)

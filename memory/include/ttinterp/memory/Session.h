@@ -326,7 +326,16 @@ public:
   /// program), so a load may use them in place instead of copying them. Null
   /// otherwise, recording nothing.
   const uint8_t *translateImmutable(uint64_t p, uint32_t size) const {
-    return immutable(p) ? translateForRead(p, size) : nullptr;
+    // translate's tagged case, for a window that is not writable (immutable's test); no
+    // read of such bytes is recorded. One look at the window: every in-place load asks.
+    uint32_t t = tagged::tag(p);
+    if (t == 0 || t > windows_.size())
+      return nullptr;
+    const Window &w = windows_[t - 1];
+    uint64_t a = tagged::address(p);
+    if (w.writable || !(a >= w.lo && a + size <= w.hi && a + size >= a))
+      return nullptr;
+    return reinterpret_cast<uint8_t *>(intptr_t(a) + w.toShadow);
   }
   /// Whether p points into such a region (a cheap test before a costlier one).
   bool immutable(uint64_t p) const {

@@ -21,8 +21,9 @@ constexpr size_t kMaxLeaves = 16;
 struct ChainPayload {
   std::vector<Instr> steps;
   std::shared_ptr<ChainState> state;
-  /// Per leaf, its operand of the instruction; -1 for a constant (in the code itself).
-  std::vector<int32_t> operandOfLeaf;
+  /// Per leaf, the slot it reads (also among the instruction's operands, for the arena's
+  /// lifetimes); kNoSlot for a constant (in the code itself).
+  std::vector<SlotId> leafSlots;
 };
 
 void chainKernel(Frame &f, const Instr &in) {
@@ -31,10 +32,11 @@ void chainKernel(Frame &f, const Instr &in) {
   if (!fn)
     fn = beforeInterpretedRun(c.state, in.n);
   if (fn) {
-    std::array<const uint8_t *, kMaxLeaves> leaves{};
-    for (size_t k = 0; k < c.operandOfLeaf.size(); ++k)
-      if (int32_t operand = c.operandOfLeaf[k]; operand >= 0)
-        leaves[k] = f.storage[in.operands[operand]];
+    // Only the chain's own leaves are read; a constant's entry never.
+    std::array<const uint8_t *, kMaxLeaves> leaves;
+    const SlotId *slots = c.leafSlots.data();
+    for (size_t k = 0, n = c.leafSlots.size(); k < n; ++k)
+      leaves[k] = slots[k] == kNoSlot ? nullptr : f.storage[slots[k]];
     // The result's storage: its own block, or the destination a fused store points it at.
     uint8_t *out = f.storage[in.results[0]];
     if (f.streamResult && reinterpret_cast<uintptr_t>(out) % alignof(float) == 0)
@@ -88,7 +90,7 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
     refs[chain.ops[i]->getResult(0)] = int32_t(i);
   // Leaf `leaf` for value v, read from `slot` (none: a constant in the code itself).
   auto addLeaf = [&](mlir::Value v, ChainCode::Leaf leaf, std::optional<SlotId> slot) {
-    payload.operandOfLeaf.push_back(slot ? int32_t(operands.size()) : -1);
+    payload.leafSlots.push_back(slot.value_or(kNoSlot));
     if (slot)
       operands.push_back(*slot);
     int32_t ref = ~int32_t(code.leaves.size());

@@ -6,7 +6,7 @@
 //     bottom, and when it runs again (a loop body) its values start over. (In a region
 //     of several blocks a branch back would revisit ops numbered before a use.)
 //   - its op has no regions: results of scf.if/for/while receive the buffers their
-//     regions hand over (moveSlots), which must never be bytes another slot uses;
+//     regions hand over (SlotTransfer), which must never be bytes another slot uses;
 //   - no terminator yields, returns or branches with it (hand-overs again), it is not a
 //     constant (written once per frame), and no other value was bound to its slot.
 // It is alive from its op to the last op that reads it, where a read inside a nested

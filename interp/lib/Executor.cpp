@@ -87,10 +87,6 @@ void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotI
   transfer(f, planCopies(*f.program, src, dst));
 }
 
-void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, size_t first) {
-  transfer(f, planMoves(*f.program, t, dst, first));
-}
-
 void failStepLimit(Frame &f, const Body &body) {
   f.fail(
       body.site, "step_limit",

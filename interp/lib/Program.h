@@ -65,7 +65,7 @@ struct SlotTransfer {
     bool move;      ///< Hand the buffer over instead of copying.
   };
   /// Values that stay in their own slot are left out. A few are held inline, so that
-  /// copySlots and moveSlots, planning on the spot, allocate nothing for them.
+  /// copySlots, planning on the spot, allocates nothing for them.
   llvm::SmallVector<Item, 4> items;
   /// A copied value is also a destination (a loop rotating its arguments): the copies are
   /// then read into a buffer before any destination is written.
@@ -79,7 +79,7 @@ struct Terminator {
   /// Per operand of a Yield: defined by an op inside the region it leaves (so dead
   /// once it is left, and written again before it is next read), not a constant,
   /// and yielded once. Its buffer may be handed to the receiving slot instead of
-  /// copied (moveSlots): how a loop carries a 64x64 accumulator without copying it.
+  /// copied (SlotTransfer): how a loop carries a 64x64 accumulator without copying it.
   std::vector<uint8_t> movable;
   SlotId condition = kNoSlot;
   uint32_t dest = 0, falseDest = 0;
@@ -219,7 +219,7 @@ struct Frame {
   /// the op defining a slot writes it, so such a slot is only ever read.
   std::vector<uint8_t *> storage;
   /// The arena buffer each slot owns now. The buffers start at the slots' offsets
-  /// and move between slots when a region hands values over (moveSlots): always one
+  /// and move between slots when a region hands values over (SlotTransfer): always one
   /// buffer per slot, each of a slot's size.
   std::vector<uint8_t *> home;
 
@@ -347,9 +347,8 @@ inline const Terminator *runBody(Frame &f, const Body &body) {
   }
 }
 
-/// planCopies and transfer in one, for lists handed over rarely.
+/// planCopies and transfer in one, for lists handed over rarely (a call's, whose callee
+/// may still be being lowered when the call is).
 void copySlots(Frame &f, const std::vector<SlotId> &src, const std::vector<SlotId> &dst);
-/// planMoves and transfer in one, for lists handed over rarely.
-void moveSlots(Frame &f, const Terminator &t, const std::vector<SlotId> &dst, size_t first = 0);
 
 } // namespace ttinterp::interp

@@ -117,17 +117,16 @@ bool lowerFor(mlir::Operation *op, Lowerer &L) {
 struct IfData {
   std::unique_ptr<Body> thenBody, elseBody;
   SlotId condition;
-  std::vector<SlotId> results;
+  /// Each branch's yield into the results (each branch is one block).
+  SlotTransfer thenYield, elseYield;
 };
 
 void ifKernel(Frame &f, const Instr &in) {
   const auto &d = *static_cast<const IfData *>(in.data);
-  const Body *body = *f.at<uint8_t>(d.condition) ? d.thenBody.get() : d.elseBody.get();
-  if (!body)
-    return;
-  const Terminator *t = runBody(f, *body);
-  if (t)
-    moveSlots(f, *t, d.results);
+  const bool taken = *f.at<uint8_t>(d.condition);
+  const Body *body = taken ? d.thenBody.get() : d.elseBody.get();
+  if (body && runBody(f, *body))
+    transfer(f, taken ? d.thenYield : d.elseYield);
 }
 
 bool lowerIf(mlir::Operation *op, Lowerer &L) {
@@ -141,15 +140,25 @@ bool lowerIf(mlir::Operation *op, Lowerer &L) {
     if (!d.elseBody)
       return false;
   }
-  if (!defineResults(op, L, d.results))
+  std::vector<SlotId> results;
+  if (!defineResults(op, L, results))
     return false;
+  for (auto [body, yield] :
+       {std::pair{d.thenBody.get(), &d.thenYield}, std::pair{d.elseBody.get(), &d.elseYield}}) {
+    if (!body)
+      continue;
+    if (body->blocks.size() != 1)
+      return L.error(op, "each region of scf.if must be one block ending in scf.yield");
+    *yield = planMoves(L.program(), body->blocks[0].term, results);
+  }
   L.emit(op, &ifKernel, {}, {}, L.keep(std::move(d)));
   return true;
 }
 
 struct WhileData {
   std::unique_ptr<Body> before, after;
-  std::vector<SlotId> inits, results;
+  SlotTransfer enter; ///< The initial values into the before region's arguments.
+  std::vector<SlotId> results;
   SlotId condition = kNoSlot; ///< scf.condition's first operand; the others pass on
   /// scf.condition's values into the results or the after region's arguments; the after
   /// region's yield into the before region's arguments (the loop state).
@@ -182,7 +191,7 @@ bool sameState(Frame &f, const std::vector<SlotId> &state, const std::vector<uin
 void whileKernel(Frame &f, const Instr &in) {
   const auto &d = *static_cast<const WhileData *>(in.data);
   const std::vector<SlotId> &state = d.before->blocks[0].arguments;
-  copySlots(f, d.inits, state);
+  transfer(f, d.enter);
   std::vector<uint8_t> previous;
   snapshot(f, state, previous);
   uint64_t changes = f.memory->changes();
@@ -210,8 +219,9 @@ void whileKernel(Frame &f, const Instr &in) {
 
 bool lowerWhile(mlir::Operation *op, Lowerer &L) {
   WhileData d;
+  std::vector<SlotId> inits;
   for (mlir::Value v : op->getOperands())
-    d.inits.push_back(L.use(v));
+    inits.push_back(L.use(v));
   d.before = L.lowerRegion(op->getRegion(0), op);
   if (!d.before)
     return false;
@@ -227,6 +237,7 @@ bool lowerWhile(mlir::Operation *op, Lowerer &L) {
   d.condition = condition[0];
   if (!defineResults(op, L, d.results))
     return false;
+  d.enter = planCopies(L.program(), inits, d.before->blocks[0].arguments);
   const Terminator &passed = d.before->blocks[0].term;
   d.finish = planMoves(L.program(), passed, d.results, 1);
   d.proceed = planMoves(L.program(), passed, d.after->blocks[0].arguments, 1);

@@ -289,15 +289,9 @@ public:
   /// Host address of the `size` bytes at tagged pointer p, or nullptr when the
   /// access is out of bounds (describe it with describeFault).
   uint8_t *translate(uint64_t p, uint32_t size) const {
-    uint32_t t = tagged::tag(p);
-    uint64_t a = tagged::address(p);
-    if (t != 0 && t <= windows_.size()) {
-      const Window &w = windows_[t - 1];
-      if (a >= w.lo && a + size <= w.hi && a + size >= a)
-        return reinterpret_cast<uint8_t *>(intptr_t(a) + w.toShadow);
-      return nullptr;
-    }
-    return translateUntagged(a, size, nullptr);
+    if (const Window *w = windowOf(p))
+      return inWindow(*w, p, size);
+    return translateUntagged(tagged::address(p), size, nullptr);
   }
   /// Whether a long store through p should go to memory by streaming stores rather than
   /// through the caches: its region is at least kStreamStoresMinimum bytes, the launch
@@ -306,8 +300,8 @@ public:
   /// would only evict what the launch does read and read each line from memory before
   /// overwriting it. A hint for speed: either way the same bytes are written and marked dirty.
   bool streamsStores(uint64_t p) const {
-    uint32_t t = tagged::tag(p);
-    return t != 0 && t <= windows_.size() && windows_[t - 1].streamStores;
+    const Window *w = windowOf(p);
+    return w && w->streamStores;
   }
   /// Whether reads through p are recorded for cross-program hazards (then each must be
   /// translated as itself, not as part of a larger span).
@@ -326,21 +320,14 @@ public:
   /// program), so a load may use them in place instead of copying them. Null
   /// otherwise, recording nothing.
   const uint8_t *translateImmutable(uint64_t p, uint32_t size) const {
-    // translate's tagged case, for a window that is not writable (immutable's test); no
-    // read of such bytes is recorded. One look at the window: every in-place load asks.
-    uint32_t t = tagged::tag(p);
-    if (t == 0 || t > windows_.size())
-      return nullptr;
-    const Window &w = windows_[t - 1];
-    uint64_t a = tagged::address(p);
-    if (w.writable || !(a >= w.lo && a + size <= w.hi && a + size >= a))
-      return nullptr;
-    return reinterpret_cast<uint8_t *>(intptr_t(a) + w.toShadow);
+    // One look at the window (every in-place load asks); no read of such bytes is recorded.
+    const Window *w = windowOf(p);
+    return w && !w->writable ? inWindow(*w, p, size) : nullptr;
   }
   /// Whether p points into such a region (a cheap test before a costlier one).
   bool immutable(uint64_t p) const {
-    uint32_t t = tagged::tag(p);
-    return t != 0 && t <= windows_.size() && !windows_[t - 1].writable;
+    const Window *w = windowOf(p);
+    return w && !w->writable;
   }
   /// As translateForRead, for an atomic load: it conflicts with plain writes of other
   /// programs, not with their atomics.
@@ -388,18 +375,14 @@ public:
   /// As translate, but also null when the bytes may not be stored to (a
   /// read-through region); records nothing. Checks stores before they happen.
   uint8_t *translateWritable(uint64_t p, uint32_t size, uint32_t *regionIndex = nullptr) const {
-    uint32_t t = tagged::tag(p);
-    uint64_t a = tagged::address(p);
-    if (t != 0 && t <= windows_.size()) {
-      const Window &w = windows_[t - 1];
-      if (!(a >= w.lo && a + size <= w.hi && a + size >= a) || !w.writable)
-        return nullptr;
-      if (regionIndex)
-        *regionIndex = w.region;
-      return reinterpret_cast<uint8_t *>(intptr_t(a) + w.toShadow);
+    if (const Window *w = windowOf(p)) {
+      uint8_t *host = w->writable ? inWindow(*w, p, size) : nullptr;
+      if (host && regionIndex)
+        *regionIndex = w->region;
+      return host;
     }
     uint32_t index;
-    uint8_t *host = translateUntagged(a, size, &index);
+    uint8_t *host = translateUntagged(tagged::address(p), size, &index);
     if (!host || !regions_[index].region->writable())
       return nullptr;
     if (regionIndex)
@@ -447,6 +430,18 @@ public:
 private:
   friend class Session;
   uint8_t *translateUntagged(uint64_t a, uint32_t size, uint32_t *regionIndex) const;
+  /// The window of tagged pointer p's argument; null for an untagged (or unknown) tag.
+  const Window *windowOf(uint64_t p) const {
+    uint32_t t = tagged::tag(p);
+    return t != 0 && t <= windows_.size() ? &windows_[t - 1] : nullptr;
+  }
+  /// Host address of the `size` bytes at p inside window w, or null when they leave it.
+  static uint8_t *inWindow(const Window &w, uint64_t p, uint32_t size) {
+    uint64_t a = tagged::address(p);
+    if (a >= w.lo && a + size <= w.hi && a + size >= a)
+      return reinterpret_cast<uint8_t *>(intptr_t(a) + w.toShadow);
+    return nullptr;
+  }
   /// Fills owners_ from the arguments' extents.
   void buildOwners();
 

@@ -136,7 +136,7 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
       code.nodes.push_back(node);
       continue;
     }
-    llvm::StringRef name = op->getName().getStringRef();
+    llvm::StringRef name = elementwiseOpName(op);
     node.op = *chainNodeOp(name); // FusionPlan chains only these
     if (node.op == ChainCode::Node::Compare)
       node.variant = uint8_t(op->getAttrOfType<mlir::IntegerAttr>("predicate").getInt());

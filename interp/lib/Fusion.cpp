@@ -2,6 +2,7 @@
 #include "Fusion.h"
 #include "ElementwiseChain.h"
 #include "ops/ArithFunctors.h"
+#include "ops/OpSupport.h"
 
 #include "ttinterp/frontend/Dialect.h"
 
@@ -162,7 +163,7 @@ bool chainable(mlir::Operation *op) {
         return false;
     if (is(op, "arith.cmpf"))
       return knownPredicate();
-    return chainNodeOp(op->getName().getStringRef()).has_value();
+    return chainNodeOp(elementwiseOpName(op)).has_value();
   }
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
   auto from = mlir::dyn_cast<mlir::RankedTensorType>(op->getOperands().back().getType());
@@ -179,7 +180,7 @@ bool chainable(mlir::Operation *op) {
     return false;
   if (is(op, "arith.select"))
     return mlir::isa<mlir::RankedTensorType>(op->getOperand(0).getType());
-  return chainNodeOp(op->getName().getStringRef()).has_value();
+  return chainNodeOp(elementwiseOpName(op)).has_value();
 }
 
 /// The chain op that `op`'s result feeds, when no other op reads it (`x * x` reads it

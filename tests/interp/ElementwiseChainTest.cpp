@@ -1152,3 +1152,86 @@ TEST_CASE("a where on a range compare is one chain, its mask made from the scala
   };
   requireExactStepCount(limited, 3);
 }
+
+namespace {
+/// out = tanh(x * 0.7) * exp(x * 0.1) + floor(x) over 64 lanes, each function spelled `$TANH`,
+/// `$EXP`, `$FLOOR` (a math op, or a libdevice call).
+std::string twinKernel(const std::string &tanh, const std::string &exp, const std::string &floor) {
+  return subst(R"(
+module {
+  tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %xv = tt.load %xp : tensor<64x!tt.ptr<f32>>
+    %c7 = arith.constant dense<0.7> : tensor<64xf32>
+    %c1 = arith.constant dense<0.1> : tensor<64xf32>
+    %a = arith.mulf %xv, %c7 : tensor<64xf32>
+    %t = $TANH %a$CALL
+    %b = arith.mulf %xv, %c1 : tensor<64xf32>
+    %e = $EXP %b$CALL
+    %f = $FLOOR %xv$CALL
+    %m = arith.mulf %t, %e : tensor<64xf32>
+    %y = arith.addf %m, %f : tensor<64xf32>
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    tt.store %op, %y : tensor<64x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)",
+               {{"$TANH", tanh}, {"$EXP", exp}, {"$FLOOR", floor}});
+}
+} // namespace
+
+TEST_CASE("libdevice functions with a math twin join chains and give the math op's bits") {
+  // __nv_tanhf, __nv_expf and __nv_floorf run as math.tanh, math.exp and math.floor: on
+  // SLEEF's 1-ulp vector functions, inside the chain (LibdeviceTest checks them against
+  // double precision). Each lane must hold the math kernel's bits, interpreted and compiled,
+  // and the whole chain must count as one instruction, as the math kernel's does.
+  const std::string math =
+      subst(twinKernel("math.tanh", "math.exp", "math.floor"), {{"$CALL", " : tensor<64xf32>"}});
+  // A call's attributes and type follow its operand: `%t = tt.extern_elementwise %a {...} : ...`.
+  std::string libdevice =
+      twinKernel("tt.extern_elementwise", "tt.extern_elementwise", "tt.extern_elementwise");
+  for (const char *symbol : {"__nv_tanhf", "__nv_expf", "__nv_floorf"})
+    libdevice.replace(libdevice.find("$CALL"), 5,
+                      std::string(" {libname = \"\", libpath = \"\", pure = true, symbol = \"") +
+                          symbol + "\"} : (tensor<64xf32>) -> tensor<64xf32>");
+  std::vector<float> x = values(64 * 8, 91);
+  auto run = [&](const std::string &ttir, interp::ChainCompilation mode, uint64_t maxSteps) {
+    Mode scoped(mode);
+    LoadedKernel k = loadKernel(ttir);
+    REQUIRE_MESSAGE(k.kernel, k.error);
+    std::vector<float> out(x.size(), -1.0f);
+    for (size_t at = 0; at < x.size(); at += 64) {
+      std::vector<float> in(x.begin() + at, x.begin() + at + 64), part(64, -1.0f);
+      LaunchResult r =
+          launch(*k.kernel,
+                 {pointer("x", viewOf(in, DType::F32)), pointer("out", viewOf(part, DType::F32))},
+                 {ptrArg(0), ptrArg(1)}, {1, 1, 1}, 1, maxSteps);
+      if (maxSteps)
+        return std::make_pair(r, out);
+      REQUIRE(r.error.empty());
+      REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+      std::copy(part.begin(), part.end(), out.begin() + at);
+    }
+    return std::make_pair(LaunchResult{}, out);
+  };
+  for (interp::ChainCompilation mode :
+       {interp::ChainCompilation::Off, interp::ChainCompilation::Eager}) {
+    CAPTURE(int(mode));
+    std::vector<float> twin = run(libdevice, mode, 0).second, reference = run(math, mode, 0).second;
+    for (size_t i = 0; i < x.size(); ++i) {
+      CAPTURE(i);
+      CAPTURE(x[i]);
+      CHECK(sameFloat(twin[i], reference[i]));
+    }
+  }
+  auto steps = [&](const std::string &ttir, uint64_t limit) {
+    return run(ttir, interp::ChainCompilation::Off, limit).first;
+  };
+  // get_program_id is not used: the load, the store running the chain, and the block.
+  requireExactStepCount([&](uint64_t n) { return steps(math, n); }, 3);
+  requireExactStepCount([&](uint64_t n) { return steps(libdevice, n); }, 3);
+}

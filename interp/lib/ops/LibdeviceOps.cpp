@@ -11,6 +11,9 @@
 #include "ArithFunctors.h"
 #include "OpSupport.h"
 
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/StringMap.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -464,7 +467,40 @@ std::string signature(const std::vector<DType> &arguments, DType result) {
   return s + ") -> " + std::string(name(result));
 }
 
+/// libdevice's f32 functions that compute what a math-dialect op computes, each within
+/// libdevice's own documented error bound when computed as that op: the transcendentals on
+/// SLEEF's vector functions (1.0 ulp; libdevice documents 1 to 4), the rounding functions and
+/// the square root exactly, as here. Run as the math op, a call works on whole blocks and joins
+/// compiled chains; evaluated in double one element at a time, as the rest of this file does,
+/// it cost some 20 ns an element, which made Liger-Kernel's GELU (tanh) and DyT ten times
+/// slower than torch (docs/performance.md, twenty-seventh round). The `__nv_fast_*` variants
+/// are approximations on the GPU and accurate here either way.
+const llvm::StringMap<llvm::StringRef> &mathTwins() {
+  static const llvm::StringMap<llvm::StringRef> twins = {
+      {"__nv_expf", "math.exp"},        {"__nv_fast_expf", "math.exp"},
+      {"__nv_exp2f", "math.exp2"},      {"__nv_expm1f", "math.expm1"},
+      {"__nv_logf", "math.log"},        {"__nv_fast_logf", "math.log"},
+      {"__nv_log2f", "math.log2"},      {"__nv_fast_log2f", "math.log2"},
+      {"__nv_log10f", "math.log10"},    {"__nv_fast_log10f", "math.log10"},
+      {"__nv_log1pf", "math.log1p"},    {"__nv_sinf", "math.sin"},
+      {"__nv_fast_sinf", "math.sin"},   {"__nv_cosf", "math.cos"},
+      {"__nv_fast_cosf", "math.cos"},   {"__nv_tanf", "math.tan"},
+      {"__nv_fast_tanf", "math.tan"},   {"__nv_tanhf", "math.tanh"},
+      {"__nv_sinhf", "math.sinh"},      {"__nv_coshf", "math.cosh"},
+      {"__nv_erff", "math.erf"},        {"__nv_atanf", "math.atan"},
+      {"__nv_asinf", "math.asin"},      {"__nv_acosf", "math.acos"},
+      {"__nv_cbrtf", "math.cbrt"},      {"__nv_sqrtf", "math.sqrt"},
+      {"__nv_fsqrt_rn", "math.sqrt"},   {"__nv_fabsf", "math.absf"},
+      {"__nv_floorf", "math.floor"},    {"__nv_ceilf", "math.ceil"},
+      {"__nv_truncf", "math.trunc"},    {"__nv_roundf", "math.round"},
+      {"__nv_rintf", "math.roundeven"}, {"__nv_nearbyintf", "math.roundeven"},
+  };
+  return twins;
+}
+
 bool lowerExternElementwise(mlir::Operation *op, Lowerer &L) {
+  if (llvm::StringRef twin = elementwiseOpName(op); twin != op->getName().getStringRef())
+    return OpTable::get().find(twin)(op, L);
   auto symbolAttr = op->getAttrOfType<mlir::StringAttr>("symbol");
   std::string symbol = symbolAttr ? symbolAttr.getValue().str() : "";
   const Entry *entry = nullptr;
@@ -496,6 +532,20 @@ bool lowerExternElementwise(mlir::Operation *op, Lowerer &L) {
 }
 
 } // namespace
+
+llvm::StringRef elementwiseOpName(mlir::Operation *op) {
+  llvm::StringRef name = op->getName().getStringRef();
+  if (name != "tt.extern_elementwise" || op->getNumOperands() != 1 || op->getNumResults() != 1)
+    return name;
+  auto symbol = op->getAttrOfType<mlir::StringAttr>("symbol");
+  auto twin = symbol ? mathTwins().find(symbol.getValue()) : mathTwins().end();
+  // Only libdevice's own signature: another is the lowering error that names it.
+  if (twin == mathTwins().end() ||
+      !mlir::getElementTypeOrSelf(op->getOperand(0).getType()).isF32() ||
+      !mlir::getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+    return name;
+  return twin->second;
+}
 
 void registerLibdeviceOps(OpTable &t) { t.add("tt.extern_elementwise", &lowerExternElementwise); }
 

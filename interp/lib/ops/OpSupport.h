@@ -212,6 +212,11 @@ template <DType D> constexpr uint64_t unsignedValue(Repr<D> v) {
 /// The vector function of a TTINTERP_VECTOR_MATH_OPS op, or nullopt for any other op.
 std::optional<simd::MathFn> vectorMathFn(llvm::StringRef opName);
 
+/// The name of the op that `op` runs as: its own, except for a libdevice call on f32 that
+/// computes what a math-dialect op computes (`__nv_tanhf` is `math.tanh`), which is lowered,
+/// fused into chains and compiled as that op (LibdeviceOps.cpp says which and why).
+llvm::StringRef elementwiseOpName(mlir::Operation *op);
+
 /// Row-major strides of a shape, in elements.
 inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);

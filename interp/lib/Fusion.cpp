@@ -26,17 +26,25 @@ mlir::Value splatSource(mlir::Value v) {
   return def->getOperand(0);
 }
 
-/// `make_range` or `splat(start) + make_range` (either order), all i32, 1-D.
+/// `make_range` or `splat(start) + make_range` (either order), all i32, 1-D; or `wide`, all
+/// i64 with the range sign-extended (`extsi(make_range)`).
 struct Offsets {
   mlir::Value start;
   int64_t rangeStart = 0;
+  bool wide = false;
   bool operator==(const Offsets &o) const {
-    return start == o.start && rangeStart == o.rangeStart;
+    return start == o.start && rangeStart == o.rangeStart && wide == o.wide;
   }
 };
 
-std::optional<int64_t> rangeStartOf(mlir::Value v) {
+std::optional<int64_t> rangeStartOf(mlir::Value v, bool wide) {
   mlir::Operation *def = v.getDefiningOp();
+  if (wide) {
+    // make_range's values are below 2^31 and not negative: extended, the same numbers.
+    if (!is(def, "arith.extsi") && !is(def, "arith.extui"))
+      return std::nullopt;
+    def = def->getOperand(0).getDefiningOp();
+  }
   if (!is(def, "tt.make_range"))
     return std::nullopt;
   auto start = def->getAttrOfType<mlir::IntegerAttr>("start");
@@ -47,17 +55,19 @@ std::optional<int64_t> rangeStartOf(mlir::Value v) {
 
 std::optional<Offsets> matchOffsets(mlir::Value v) {
   auto type = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
-  if (!type || type.getRank() != 1 || !type.getElementType().isInteger(32))
+  if (!type || type.getRank() != 1 ||
+      !(type.getElementType().isInteger(32) || type.getElementType().isInteger(64)))
     return std::nullopt;
-  if (auto r = rangeStartOf(v))
-    return Offsets{nullptr, *r};
+  const bool wide = type.getElementType().isInteger(64);
+  if (auto r = rangeStartOf(v, wide))
+    return Offsets{nullptr, *r, wide};
   mlir::Operation *def = v.getDefiningOp();
   if (!is(def, "arith.addi"))
     return std::nullopt;
   for (int k = 0; k < 2; ++k)
-    if (auto r = rangeStartOf(def->getOperand(k)))
+    if (auto r = rangeStartOf(def->getOperand(k), wide))
       if (mlir::Value s = splatSource(def->getOperand(1 - k)))
-        return Offsets{s, *r};
+        return Offsets{s, *r, wide};
   return std::nullopt;
 }
 
@@ -72,13 +82,13 @@ std::optional<RangeCompare> matchRangeCompare(mlir::Operation *cmp) {
   mlir::Value bound = splatSource(cmp->getOperand(1));
   if (!lhs || !bound)
     return std::nullopt;
-  return RangeCompare{lhs->start, lhs->rangeStart, bound, predicate.getInt() == 6};
+  return RangeCompare{lhs->start, lhs->rangeStart, bound, predicate.getInt() == 6, lhs->wide};
 }
 
 /// Whether `mask` bounds exactly `offsets`; if so, records the bound in `a`.
 bool matchBound(mlir::Value mask, const Offsets &offsets, ContiguousAccess &a) {
   std::optional<RangeCompare> c = matchRangeCompare(mask.getDefiningOp());
-  if (!c || !(Offsets{c->start, c->rangeStart} == offsets))
+  if (!c || !(Offsets{c->start, c->rangeStart, c->wide} == offsets))
     return false;
   a.range = *c;
   return true;
@@ -409,8 +419,10 @@ void FusionPlan::analyze(mlir::Operation *function) {
   llvm::SmallVector<mlir::Operation *> chainOps;
   function->walk([&](mlir::Operation *op) {
     if (std::optional<RangeCompare> c = matchRangeCompare(op)) {
-      compares_[op] = *c;
-      pushOperandDefs(op, 2, chainOps);
+      // A wide compare is left to the accesses it bounds (elided when only they read it).
+      if (!c->wide)
+        compares_[op] = *c;
+      pushOperandDefs(op, c->wide ? 3 : 2, chainOps);
       return;
     }
     bool load = is(op, "tt.load"), store = is(op, "tt.store");
@@ -430,6 +442,7 @@ void FusionPlan::analyze(mlir::Operation *function) {
       return;
     a.range.start = offsets->start;
     a.range.rangeStart = offsets->rangeStart;
+    a.range.wide = offsets->wide;
     unsigned maskOperand = maskOperandOf(op);
     if (op->getNumOperands() > maskOperand && !matchBound(op->getOperand(maskOperand), *offsets, a))
       a.mask = op->getOperand(maskOperand);
@@ -437,7 +450,7 @@ void FusionPlan::analyze(mlir::Operation *function) {
       forwarded_.insert(a.producer);
     accesses_[op] = a;
     chainOps.push_back(addptr);
-    pushOperandDefs(addptr, 2, chainOps);
+    pushOperandDefs(addptr, offsets->wide ? 3 : 2, chainOps);
     if (a.range.bound)
       chainOps.push_back(op->getOperand(maskOperand).getDefiningOp()); // a range compare
   });
@@ -456,7 +469,8 @@ void FusionPlan::analyze(mlir::Operation *function) {
   // Only tensor-valued ops: fused forms read the scalars (base, start, bound).
   auto pure = [](mlir::Operation *op) {
     return (is(op, "tt.splat") || is(op, "tt.make_range") || is(op, "arith.addi") ||
-            is(op, "tt.addptr") || is(op, "arith.cmpi")) &&
+            is(op, "tt.addptr") || is(op, "arith.cmpi") || is(op, "arith.extsi") ||
+            is(op, "arith.extui")) &&
            mlir::isa<mlir::RankedTensorType>(op->getResult(0).getType());
   };
   // An op of a chain is dropped once nothing left needs its result; dropping

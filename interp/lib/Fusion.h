@@ -36,7 +36,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <limits>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -51,11 +53,15 @@ struct RangeCompare {
   int64_t rangeStart = 0;
   mlir::Value bound; ///< Scalar i32; null in a ContiguousAccess without one.
   bool unsignedBound = false;
+  /// The offsets are i64: the range sign-extended first (`arith.extsi`, as `.to(tl.int64)`
+  /// spells it), start and bound i64 scalars. Only fused accesses take these; a compare
+  /// that something else reads is computed as written.
+  bool wide = false;
 };
 
 /// Lane i of a fused tt.load/tt.store addresses element
-/// i32(range.start + range.rangeStart + i) of `base`, and is active when
-/// `range.bound` is set iff the range compare holds for it.
+/// i32(range.start + range.rangeStart + i) of `base` (i64 when `range.wide`), and is active
+/// when `range.bound` is set iff the range compare holds for it.
 struct ContiguousAccess {
   mlir::Value base;   ///< Scalar !tt.ptr<T>.
   RangeCompare range; ///< The offsets, and the mask when it is their compare.
@@ -67,27 +73,34 @@ struct ContiguousAccess {
 
 // What a range compare computes, shared by the fused cmpi and the fused accesses.
 
+// Int is the offsets' type: int32_t, or int64_t for wide ones.
+
 /// Lane i's offset, exactly as addi(splat(start), make_range) wraps it.
-inline int32_t laneOffset(int32_t start, int64_t rangeStart, int64_t i) {
-  return int32_t(uint32_t(start) + uint32_t(rangeStart + i));
+template <class Int> inline Int laneOffset(Int start, int64_t rangeStart, int64_t i) {
+  using U = std::make_unsigned_t<Int>;
+  return Int(U(start) + U(rangeStart + i));
 }
 
 /// Whether lane i's offset is below `bound`.
-inline bool rangeLane(int32_t start, int64_t rangeStart, int32_t bound, bool isUnsigned,
-                      int64_t i) {
-  int32_t offset = laneOffset(start, rangeStart, i);
-  return isUnsigned ? uint32_t(offset) < uint32_t(bound) : offset < bound;
+template <class Int>
+inline bool rangeLane(Int start, int64_t rangeStart, Int bound, bool isUnsigned, int64_t i) {
+  using U = std::make_unsigned_t<Int>;
+  Int offset = laneOffset(start, rangeStart, i);
+  return isUnsigned ? U(offset) < U(bound) : offset < bound;
 }
 
 /// How many of n lanes hold when they are exactly a prefix: no offset wraps
 /// and, unsigned, none is negative. nullopt otherwise (then use rangeLane).
-inline std::optional<int64_t> rangePrefix(int32_t start, int64_t rangeStart, int32_t bound,
-                                          bool isUnsigned, int64_t n) {
-  int64_t first = int64_t(start) + rangeStart;
-  if (first < INT32_MIN || first + n - 1 > INT32_MAX || (isUnsigned && first < 0))
+template <class Int>
+inline std::optional<int64_t> rangePrefix(Int start, int64_t rangeStart, Int bound, bool isUnsigned,
+                                          int64_t n) {
+  using Wide = __int128; // holds every sum below of two i64 values
+  Wide first = Wide(start) + rangeStart;
+  if (first < std::numeric_limits<Int>::min() || first + n - 1 > std::numeric_limits<Int>::max() ||
+      (isUnsigned && first < 0))
     return std::nullopt;
-  int64_t limit = isUnsigned ? int64_t(uint32_t(bound)) : int64_t(bound);
-  return std::clamp<int64_t>(limit - first, 0, n);
+  Wide limit = isUnsigned ? Wide(std::make_unsigned_t<Int>(bound)) : Wide(bound);
+  return int64_t(std::clamp<Wide>(limit - first, 0, n));
 }
 
 /// The mask of a 2-D tt.load or tt.store spelled as Triton spells a tile's bounds,

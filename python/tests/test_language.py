@@ -123,6 +123,34 @@ def test_libdevice_tanh_in_gelu_matches_torch():
 
 
 @triton.jit
+def dyt_kernel(x_ptr, y_ptr, alpha_ptr, gamma_ptr, beta_ptr, N: tl.constexpr,
+               BLOCK_N: tl.constexpr):
+    # Liger-Kernel's DyT forward: int64 column offsets, a block wider than the row.
+    col = tl.cast(tl.program_id(0), tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = col < N
+    row = tl.program_id(1).to(tl.int64)
+    x_ptr += row * N
+    y_ptr += row * N
+    alpha = tl.load(alpha_ptr)
+    gamma = tl.load(gamma_ptr + col, mask=mask, other=0.0)
+    beta = tl.load(beta_ptr + col, mask=mask, other=0.0)
+    x = tl.load(x_ptr + col, mask=mask, other=0.0)
+    y = gamma * libdevice.tanh(x * alpha) + beta
+    tl.store(y_ptr + col, y, mask=mask)
+
+
+def test_int64_offsets_with_a_masked_tail_match_torch():
+    gen = torch.Generator().manual_seed(11)
+    x = torch.randn(40, 300, generator=gen)
+    alpha = torch.tensor([0.7])
+    gamma, beta = torch.randn(300, generator=gen), torch.randn(300, generator=gen)
+    y = torch.full_like(x, 123.0)
+    dyt_kernel[(2, 40)](x, y, alpha, gamma, beta, N=300, BLOCK_N=256)
+    ref = gamma.double() * torch.tanh(x.double() * 0.7) + beta.double()
+    torch.testing.assert_close(y, ref.float(), rtol=2e-6, atol=1e-6)
+
+
+@triton.jit
 def erf_f64_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     i = tl.arange(0, BLOCK)
     tl.store(out_ptr + i, libdevice.erf(tl.load(x_ptr + i)))

@@ -676,3 +676,131 @@ module {
   REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
   CHECK(out == std::vector<float>{2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f, 0.0f, 0.0f});
 }
+
+namespace {
+/// loadTTIR with i64 offsets, as `.to(tl.int64)` spells them: program p loads lanes i = 0..7
+/// of x' + (start0 + 8p + i) (x' = x + shift elements, all in i64, the range sign-extended),
+/// masked by `offsets < n` ($PRED slt or ult, or no mask), and stores them to out[8p + i].
+///   @k(%x: !tt.ptr<i32>, %out: !tt.ptr<i32>, %start0: i64, %n: i64, %shift: i64)
+std::string wideLoadTTIR(bool fused, const std::string &predicate) {
+  std::string offs = fused ? "    %offs = arith.addi %s, %r64 : tensor<8xi64>"
+                           : "    %sum = arith.addi %s, %r64 : tensor<8xi64>\n"
+                             "    %one = arith.constant dense<1> : tensor<8xi64>\n"
+                             "    %offs = arith.muli %sum, %one : tensor<8xi64>";
+  std::string mask =
+      predicate.empty() ? "" : "    %m = arith.cmpi " + predicate + ", %offs, %ns : tensor<8xi64>";
+  return subst(
+      R"(
+module {
+  tt.func public @k(%x: !tt.ptr<i32>, %out: !tt.ptr<i32>, %start0: i64, %n: i64, %shift: i64) {
+    %pid = tt.get_program_id x : i32
+    %pid64 = arith.extsi %pid : i32 to i64
+    %c8 = arith.constant 8 : i64
+    %po = arith.muli %pid64, %c8 : i64
+    %start = arith.addi %start0, %po : i64
+    %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %r64 = arith.extsi %r : tensor<8xi32> to tensor<8xi64>
+    %s = tt.splat %start : i64 -> tensor<8xi64>
+$OFFSETS
+    %ns = tt.splat %n : i64 -> tensor<8xi64>
+$MASK
+    %o = arith.constant dense<[-1, -2, -3, -4, -5, -6, -7, -8]> : tensor<8xi32>
+    %xs = tt.addptr %x, %shift : !tt.ptr<i32>, i64
+    %xb = tt.splat %xs : !tt.ptr<i32> -> tensor<8x!tt.ptr<i32>>
+    %xp = tt.addptr %xb, %offs : tensor<8x!tt.ptr<i32>>, tensor<8xi64>
+    %v = tt.load %xp$ARGS : tensor<8x!tt.ptr<i32>> loc("k.py":7:16)
+    %po32 = arith.trunci %po : i64 to i32
+    %pos = tt.splat %po32 : i32 -> tensor<8xi32>
+    %oo = arith.addi %pos, %r : tensor<8xi32>
+    %ob = tt.splat %out : !tt.ptr<i32> -> tensor<8x!tt.ptr<i32>>
+    %op = tt.addptr %ob, %oo : tensor<8x!tt.ptr<i32>>, tensor<8xi32>
+    tt.store %op, %v : tensor<8x!tt.ptr<i32>> loc("k.py":8:4)
+    tt.return
+  }
+}
+)",
+      {{"$OFFSETS", offs}, {"$MASK", mask}, {"$ARGS", predicate.empty() ? "" : ", %m, %o"}});
+}
+
+LoadRun runWideLoad(bool fused, const std::string &predicate, std::vector<int32_t> &x,
+                    int64_t start0, int64_t n, int64_t shift, int64_t programs,
+                    uint64_t maxSteps = 0) {
+  LoadedKernel k = lowered(wideLoadTTIR(fused, predicate));
+  LoadRun run;
+  run.out.assign(size_t(8 * programs), 99);
+  run.result = launch(
+      *k.kernel, {pointer("x", viewOf(x, DType::I32)), pointer("out", viewOf(run.out, DType::I32))},
+      {ptrArg(0), ptrArg(1), intArg(start0), intArg(n), intArg(shift)}, {programs, 1, 1}, 1,
+      maxSteps);
+  REQUIRE(run.result.error.empty());
+  return run;
+}
+
+/// Both spellings of the wide load kernel give `expected`, and no fault.
+void checkWideLoad(const std::string &predicate, std::vector<int32_t> &x, int64_t start0, int64_t n,
+                   const std::vector<int32_t> &expected, int64_t shift = 0, int64_t programs = 1) {
+  for (bool fused : {true, false}) {
+    INFO((fused ? "fused" : "lane by lane"));
+    LoadRun r = runWideLoad(fused, predicate, x, start0, n, shift, programs);
+    REQUIRE_MESSAGE(!r.result.fault, (r.result.fault ? r.result.fault->message : ""));
+    CHECK(r.out == expected);
+  }
+}
+} // namespace
+
+TEST_CASE("fused load with i64 offsets: only the load and the store run") {
+  // One program: get_program_id, extsi, muli, addi, the scalar addptr and trunci, the load
+  // and the store, and the block: 9 steps. Without fusion the make_range, extsi, splats, addi,
+  // muli, cmpi and addptrs run too.
+  std::vector<int32_t> x = iota(16, 100);
+  LoadRun tooFew = runWideLoad(true, "slt", x, 2, 7, 0, 1, /*maxSteps=*/8);
+  REQUIRE(tooFew.result.fault);
+  CHECK(tooFew.result.fault->kind == "step_limit");
+  LoadRun fused = runWideLoad(true, "slt", x, 2, 7, 0, 1, /*maxSteps=*/9);
+  REQUIRE_MESSAGE(!fused.result.fault, (fused.result.fault ? fused.result.fault->message : ""));
+  // Offsets 2..9, below 7 for lanes 0..4.
+  CHECK(fused.out == std::vector<int32_t>{102, 103, 104, 105, 106, -6, -7, -8});
+  LoadRun unfused = runWideLoad(false, "slt", x, 2, 7, 0, 1, /*maxSteps=*/9);
+  REQUIRE(unfused.result.fault);
+  CHECK(unfused.result.fault->kind == "step_limit");
+}
+
+TEST_CASE("fused load with i64 offsets: a masked tail over three programs, signed and unsigned") {
+  std::vector<int32_t> x = iota(24, 100);
+  std::vector<int32_t> expected = iota(24, 100);
+  for (int i = 19; i < 24; ++i)
+    expected[size_t(i)] = -(i % 8) - 1;
+  checkWideLoad("slt", x, 0, 19, expected, 0, 3);
+  checkWideLoad("ult", x, 0, 19, expected, 0, 3);
+  checkWideLoad("", x, 0, 0, iota(24, 100), 0, 3);
+}
+
+TEST_CASE("fused load with i64 offsets: past INT32_MAX they go on, not wrap") {
+  // start = 2^31 - 2 in i64 and the base x - (2^31 - 2) elements: lane i addresses
+  // x[i], where i32 offsets would have wrapped to INT32_MIN at lane 2.
+  const int64_t start = int64_t(INT32_MAX) - 1;
+  std::vector<int32_t> x = iota(8, 40);
+  checkWideLoad("slt", x, start, start + 100, iota(8, 40), -start);
+  // Bounded at start + 5 (above 2^31): lanes 5..7 read other.
+  checkWideLoad("slt", x, start, start + 5, {40, 41, 42, 43, 44, -6, -7, -8}, -start);
+}
+
+TEST_CASE("fused load with i64 offsets: negative starts, unsigned compares and faults") {
+  // start = -3: offsets -3..4. ult 5: the negative ones are huge unsigned, so lanes 0..2 are
+  // off and lanes 3..7 (offsets 0..4) read x[0..5).
+  std::vector<int32_t> x = iota(8, 20);
+  checkWideLoad("ult", x, -3, 5, {-1, -2, -3, 20, 21, 22, 23, 24});
+  // Signed, every lane is below 5: lane 0 reads x[-3] and faults, the same in both spellings.
+  LoadRun f = runWideLoad(true, "slt", x, -3, 5, 0, 1);
+  LoadRun u = runWideLoad(false, "slt", x, -3, 5, 0, 1);
+  REQUIRE(f.result.fault);
+  REQUIRE(u.result.fault);
+  CHECK(f.result.fault->message == u.result.fault->message);
+  CHECK(f.result.fault->element == 0);
+  CHECK(u.result.fault->element == 0);
+  CHECK(contains(f.result.fault->message, "element -3 of argument 'x'"));
+  CHECK(contains(f.result.fault->message, "12 bytes before its start"));
+  // n = -1: everything unsigned, nothing signed.
+  checkWideLoad("ult", x, 0, -1, iota(8, 20));
+  checkWideLoad("slt", x, 0, -1, {-1, -2, -3, -4, -5, -6, -7, -8});
+}

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <limits>
 #include <tuple>
 
 namespace ttinterp::interp {
@@ -672,6 +673,7 @@ struct FusedOperands {
   int64_t rangeStart = 0;
   int start = -1, bound = -1, mask = -1, value = -1, other = -1;
   bool unsignedBound = false;
+  bool wide = false;    ///< start and bound are i64 (RangeCompare::wide).
   uint32_t history = 0; ///< Its entry in Frame::lastAccess.
 };
 
@@ -731,18 +733,19 @@ inline void prefetchNext(Frame &f, uint32_t history, uint64_t lane0, const uint8
 /// The common case of a fused access: the lanes' offsets do not wrap, so the
 /// pointers are consecutive from `lane0`, and the active lanes are exactly
 /// [0, active). False when either does not hold (the caller then goes lane by lane).
-template <uint32_t Size>
-bool activePrefix(Frame &f, const Instr &in, const FusedOperands &o, int64_t n, uint64_t &lane0,
-                  int64_t &active) {
-  int32_t start = o.start >= 0 ? *f.at<int32_t>(in.operands[o.start]) : 0;
-  int64_t first = int64_t(start) + o.rangeStart;
-  if (first < INT32_MIN || first + n - 1 > INT32_MAX)
+/// Int is the offsets' type (FusedOperands::wide).
+template <uint32_t Size, class Int>
+bool activePrefixOf(Frame &f, const Instr &in, const FusedOperands &o, int64_t n, uint64_t &lane0,
+                    int64_t &active) {
+  const Int start = o.start >= 0 ? *f.at<Int>(in.operands[o.start]) : Int(0);
+  const __int128 first = __int128(start) + o.rangeStart;
+  if (first < std::numeric_limits<Int>::min() || first + n - 1 > std::numeric_limits<Int>::max() ||
+      first * Size < INT64_MIN || first * Size > INT64_MAX)
     return false;
-  lane0 = tagged::advance(*f.at<uint64_t>(in.operands[0]), first * int64_t(Size));
+  lane0 = tagged::advance(*f.at<uint64_t>(in.operands[0]), int64_t(first) * int64_t(Size));
   if (o.bound >= 0) {
-    std::optional<int64_t> prefix = rangePrefix(start, o.rangeStart,
-                                                *f.at<int32_t>(in.operands[o.bound]),
-                                                o.unsignedBound, n);
+    std::optional<int64_t> prefix =
+        rangePrefix<Int>(start, o.rangeStart, *f.at<Int>(in.operands[o.bound]), o.unsignedBound, n);
     if (!prefix)
       return false;
     active = *prefix;
@@ -761,23 +764,38 @@ bool activePrefix(Frame &f, const Instr &in, const FusedOperands &o, int64_t n, 
   return true;
 }
 
-/// The general case: the pointers and mask the unfused ops would have made.
 template <uint32_t Size>
-const uint8_t *materializeLanes(Frame &f, const Instr &in, const FusedOperands &o, int64_t n) {
-  int32_t start = o.start >= 0 ? *f.at<int32_t>(in.operands[o.start]) : 0;
+bool activePrefix(Frame &f, const Instr &in, const FusedOperands &o, int64_t n, uint64_t &lane0,
+                  int64_t &active) {
+  return o.wide ? activePrefixOf<Size, int64_t>(f, in, o, n, lane0, active)
+                : activePrefixOf<Size, int32_t>(f, in, o, n, lane0, active);
+}
+
+/// The general case: the pointers and mask the unfused ops would have made.
+template <uint32_t Size, class Int>
+const uint8_t *materializeLanesOf(Frame &f, const Instr &in, const FusedOperands &o, int64_t n) {
+  const Int start = o.start >= 0 ? *f.at<Int>(in.operands[o.start]) : Int(0);
   uint64_t base = *f.at<uint64_t>(in.operands[0]);
   f.lanePointers.resize(size_t(n));
+  // As tt.addptr: the offset times the element size, in 64-bit two's complement.
   for (int64_t i = 0; i < n; ++i)
-    f.lanePointers[i] = tagged::advance(base, int64_t(laneOffset(start, o.rangeStart, i)) * Size);
+    f.lanePointers[i] = tagged::advance(
+        base, int64_t(uint64_t(int64_t(laneOffset<Int>(start, o.rangeStart, i))) * Size));
   if (o.mask >= 0)
     return f.at<uint8_t>(in.operands[o.mask]);
   if (o.bound < 0)
     return nullptr;
-  int32_t bound = *f.at<int32_t>(in.operands[o.bound]);
+  const Int bound = *f.at<Int>(in.operands[o.bound]);
   f.laneMask.resize(size_t(n));
   for (int64_t i = 0; i < n; ++i)
-    f.laneMask[i] = rangeLane(start, o.rangeStart, bound, o.unsignedBound, i);
+    f.laneMask[i] = rangeLane<Int>(start, o.rangeStart, bound, o.unsignedBound, i);
   return f.laneMask.data();
+}
+
+template <uint32_t Size>
+const uint8_t *materializeLanes(Frame &f, const Instr &in, const FusedOperands &o, int64_t n) {
+  return o.wide ? materializeLanesOf<Size, int64_t>(f, in, o, n)
+                : materializeLanesOf<Size, int32_t>(f, in, o, n);
 }
 
 template <DType D, bool HasOther> void fusedLoadKernel(Frame &f, const Instr &in) {
@@ -908,6 +926,7 @@ bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, L
   FusedOperands o;
   o.rangeStart = a.range.rangeStart;
   o.unsignedBound = a.range.unsignedBound;
+  o.wide = a.range.wide;
   o.history = L.accessHistory();
   std::vector<SlotId> operands{L.use(a.base)};
   auto add = [&](mlir::Value v) {

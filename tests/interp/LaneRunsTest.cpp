@@ -137,3 +137,70 @@ module {
   REQUIRE_FALSE(r.fault);
   CHECK(c == expected);
 }
+
+namespace {
+/// Lane i (of 64) reads w[i / 16 + $EXTRA] (a channel's weight repeated over 16 lanes, as a
+/// group norm gathers it) unless i is 5, 16 or 40 (then -1), and stores it to out[i].
+std::string repeatedGatherKernel(int extra) {
+  return subst(R"(
+module {
+  tt.func public @k(%w: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %c16 = arith.constant dense<16> : tensor<64xi32>
+    %cx = arith.constant dense<$EXTRA> : tensor<64xi32>
+    %ch = arith.divsi %r, %c16 : tensor<64xi32>
+    %off = arith.addi %ch, %cx : tensor<64xi32>
+    %c5 = arith.constant dense<5> : tensor<64xi32>
+    %c16b = arith.constant dense<16> : tensor<64xi32>
+    %c40 = arith.constant dense<40> : tensor<64xi32>
+    %n5 = arith.cmpi ne, %r, %c5 : tensor<64xi32>
+    %n16 = arith.cmpi ne, %r, %c16b : tensor<64xi32>
+    %n40 = arith.cmpi ne, %r, %c40 : tensor<64xi32>
+    %m0 = arith.andi %n5, %n16 : tensor<64xi1>
+    %mask = arith.andi %m0, %n40 : tensor<64xi1>
+    %minus1 = arith.constant dense<-1.0> : tensor<64xf32>
+    %wb = tt.splat %w : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %wp = tt.addptr %wb, %off : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %v = tt.load %wp, %mask, %minus1 : tensor<64x!tt.ptr<f32>> loc("k.py":3:8)
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    tt.store %op, %v : tensor<64x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)",
+               {{"$EXTRA", std::to_string(extra)}});
+}
+} // namespace
+
+TEST_CASE("a gather whose lanes repeat one pointer: each lane the element, masked lanes other") {
+  LoadedKernel k = loadKernel(repeatedGatherKernel(0));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> w{1.5f, 2.5f, 3.5f, 4.5f}, out(64, 0.0f);
+  LaunchResult r = launch(
+      *k.kernel, {pointer("w", viewOf(w, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+      {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+  REQUIRE(r.error.empty());
+  REQUIRE_FALSE(r.fault);
+  for (int i = 0; i < 64; ++i) {
+    CAPTURE(i);
+    CHECK(out[size_t(i)] == (i == 5 || i == 16 || i == 40 ? -1.0f : w[size_t(i / 16)]));
+  }
+}
+
+TEST_CASE("a gather whose repeated pointer leaves the buffer faults at its first active lane") {
+  // w has 3 elements and lane i reads w[i / 16 + 1]: lanes 32..47 read w[3], one past the end,
+  // and lane 32, active, is the first of them.
+  LoadedKernel k = loadKernel(repeatedGatherKernel(1));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> w{1.5f, 2.5f, 3.5f}, out(64, 0.0f);
+  LaunchResult r = launch(
+      *k.kernel, {pointer("w", viewOf(w, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+      {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+  REQUIRE(r.error.empty());
+  REQUIRE(r.fault);
+  CHECK(r.fault->kind == "out_of_bounds");
+  CHECK(r.fault->element == 32);
+  CHECK(r.fault->location == "k.py:3:8");
+  CHECK(out == std::vector<float>(64, 0.0f)); // a failed launch writes nothing back
+}

@@ -82,6 +82,10 @@ public:
   }
   /// Whether all n lanes (n > 0) are active and consecutive: one run.
   bool whole() const { return n_ > 0 && nextBit(cuts_, 1) == n_ && (active_[0] & 1); }
+  /// Whether lane i is active.
+  bool active(int64_t i) const { return active_[i >> 6] >> (i & 63) & 1; }
+  /// Goes on from lane i (the lanes before it taken care of by the caller).
+  void skipTo(int64_t i) { position_ = i; }
 
 private:
   void reserve(Frame &f) {
@@ -223,6 +227,19 @@ void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, PointerOf pointerO
       else
         for (int64_t k = 0; k < run; ++k)
           r[i + k] = loadElement<D>(h + k * size);
+      if (run == 1) {
+        // The active lanes after it that point at the same element read the same value: one
+        // weight per channel gathered over a block (a group norm's) was a run, a translation
+        // and a copy per lane.
+        const uint64_t p = pointerOf(i);
+        int64_t j = i + 1;
+        for (; j < n && runs.active(j) && pointerOf(j) == p; ++j)
+          r[j] = r[i];
+        if (j > i + 1) {
+          filled = j;
+          runs.skipTo(j);
+        }
+      }
       continue;
     }
     // Part of the run is out of bounds: find the lane, lane by lane.

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <sstream>
 
 using namespace ttinterp;
@@ -431,4 +432,97 @@ TEST_CASE("arith.select with a scalar condition picks a whole tensor") {
     for (int i = 0; i < 8; ++i)
       CHECK(out[size_t(i)] == (cond ? i + 1 : -7));
   }
+}
+
+namespace {
+/// out = OP(a, b) over 256 lanes of TYPE, read from memory.
+std::string binaryOverMemory(const std::string &op, const std::string &type) {
+  return subst(R"(
+module {
+  tt.func public @k(%a: !tt.ptr<$T>, %b: !tt.ptr<$T>, %out: !tt.ptr<$T>) {
+    %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    %ab = tt.splat %a : !tt.ptr<$T> -> tensor<256x!tt.ptr<$T>>
+    %ap = tt.addptr %ab, %r : tensor<256x!tt.ptr<$T>>, tensor<256xi32>
+    %av = tt.load %ap : tensor<256x!tt.ptr<$T>>
+    %bb = tt.splat %b : !tt.ptr<$T> -> tensor<256x!tt.ptr<$T>>
+    %bp = tt.addptr %bb, %r : tensor<256x!tt.ptr<$T>>, tensor<256xi32>
+    %bv = tt.load %bp : tensor<256x!tt.ptr<$T>>
+    %v = $OP %av, %bv : tensor<256x$T>
+    %ob = tt.splat %out : !tt.ptr<$T> -> tensor<256x!tt.ptr<$T>>
+    %op = tt.addptr %ob, %r : tensor<256x!tt.ptr<$T>>, tensor<256xi32>
+    tt.store %op, %v : tensor<256x!tt.ptr<$T>>
+    tt.return
+  }
+}
+)",
+               {{"$T", type}, {"$OP", op}});
+}
+
+/// Runs binaryOverMemory on a and b (256 values of T each).
+template <class T>
+std::vector<T> runBinary(const std::string &op, const std::string &type, DType dtype,
+                         std::vector<T> a, std::vector<T> b) {
+  LoadedKernel k = loadKernel(binaryOverMemory(op, type));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<T> out(256);
+  LaunchResult r = launch(*k.kernel,
+                          {pointer("a", viewOf(a, dtype)), pointer("b", viewOf(b, dtype)),
+                           pointer("out", viewOf(out, dtype))},
+                          {ptrArg(0), ptrArg(1), ptrArg(2)}, {1, 1, 1});
+  REQUIRE(r.error.empty());
+  REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+  return out;
+}
+
+/// 256 pairs of T: the extremes and their neighbours against small and extreme divisors,
+/// then random ones; no divisor is 0.
+template <class T> std::pair<std::vector<T>, std::vector<T>> divisionPairs(uint32_t seed) {
+  using L = std::numeric_limits<T>;
+  const T edges[] = {L::min(),        T(L::min() + 1), T(-1), T(0),  T(1),
+                     T(L::max() - 1), L::max(),        T(7),  T(-7), T(100)};
+  std::vector<T> a, b;
+  for (T x : edges)
+    for (T y : edges)
+      if (y != 0) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+  std::mt19937 rng(seed);
+  while (a.size() < 256) {
+    T x = T(rng()), y = T(rng() >> (rng() % 31));
+    if (y == 0)
+      continue;
+    a.push_back(x);
+    b.push_back(y);
+  }
+  return {a, b};
+}
+} // namespace
+
+TEST_CASE("division and remainder of 8- to 32-bit integers agree with C++ over a sweep") {
+  // The quotients come from double division truncated (exact up to 32 bits); the reference
+  // is C++'s integer division in 64 bits, with MIN / -1 wrapping as arith defines it.
+  auto check = [](auto tag, const std::string &type, DType dtype, uint32_t seed) {
+    using T = decltype(tag);
+    using U = std::make_unsigned_t<T>;
+    auto [a, b] = divisionPairs<T>(seed);
+    std::vector<T> q = runBinary<T>("arith.divsi", type, dtype, a, b);
+    std::vector<T> m = runBinary<T>("arith.remsi", type, dtype, a, b);
+    std::vector<T> uq = runBinary<T>("arith.divui", type, dtype, a, b);
+    std::vector<T> um = runBinary<T>("arith.remui", type, dtype, a, b);
+    for (size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(type);
+      CAPTURE(int64_t(a[i]));
+      CAPTURE(int64_t(b[i]));
+      int64_t x = a[i], y = b[i];
+      CHECK(q[i] == T(U(uint64_t(x / y)))); // MIN / -1 = -MIN, wrapped back to MIN
+      CHECK(m[i] == T(x % y));
+      uint64_t ux = U(a[i]), uy = U(b[i]);
+      CHECK(U(uq[i]) == U(ux / uy));
+      CHECK(U(um[i]) == U(ux % uy));
+    }
+  };
+  check(int32_t(), "i32", DType::I32, 1);
+  check(int16_t(), "i16", DType::I16, 2);
+  check(int8_t(), "i8", DType::I8, 3);
 }

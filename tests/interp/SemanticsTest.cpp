@@ -505,7 +505,8 @@ TEST_CASE("division and remainder of 8- to 32-bit integers agree with C++ over a
   auto check = [](auto tag, const std::string &type, DType dtype, uint32_t seed) {
     using T = decltype(tag);
     using U = std::make_unsigned_t<T>;
-    auto [a, b] = divisionPairs<T>(seed);
+    const auto pairs = divisionPairs<T>(seed);
+    const std::vector<T> &a = pairs.first, &b = pairs.second;
     std::vector<T> q = runBinary<T>("arith.divsi", type, dtype, a, b);
     std::vector<T> m = runBinary<T>("arith.remsi", type, dtype, a, b);
     std::vector<T> uq = runBinary<T>("arith.divui", type, dtype, a, b);

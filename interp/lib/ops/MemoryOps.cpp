@@ -750,15 +750,21 @@ inline void prefetchNext(Frame &f, uint32_t history, uint64_t lane0, const uint8
 /// The common case of a fused access: the lanes' offsets do not wrap, so the
 /// pointers are consecutive from `lane0`, and the active lanes are exactly
 /// [0, active). False when either does not hold (the caller then goes lane by lane).
-/// Int is the offsets' type (FusedOperands::wide).
+/// Int is the offsets' type (FusedOperands::wide), a parameter of the kernels so that the
+/// common i32 ones test nothing more.
 template <uint32_t Size, class Int>
-bool activePrefixOf(Frame &f, const Instr &in, const FusedOperands &o, int64_t n, uint64_t &lane0,
-                    int64_t &active) {
+bool activePrefix(Frame &f, const Instr &in, const FusedOperands &o, int64_t n, uint64_t &lane0,
+                  int64_t &active) {
+  // i32 offsets and their byte distance fit in i64 (the common case, kept cheap); i64 ones
+  // are checked in 128 bits.
+  using Wide = std::conditional_t<sizeof(Int) == 4, int64_t, __int128>;
   const Int start = o.start >= 0 ? *f.at<Int>(in.operands[o.start]) : Int(0);
-  const __int128 first = __int128(start) + o.rangeStart;
-  if (first < std::numeric_limits<Int>::min() || first + n - 1 > std::numeric_limits<Int>::max() ||
-      first * Size < INT64_MIN || first * Size > INT64_MAX)
+  const Wide first = Wide(start) + o.rangeStart;
+  if (first < std::numeric_limits<Int>::min() || first + n - 1 > std::numeric_limits<Int>::max())
     return false;
+  if constexpr (sizeof(Int) > 4)
+    if (first * Size < INT64_MIN || first * Size > INT64_MAX)
+      return false;
   lane0 = tagged::advance(*f.at<uint64_t>(in.operands[0]), int64_t(first) * int64_t(Size));
   if (o.bound >= 0) {
     std::optional<int64_t> prefix =
@@ -781,16 +787,9 @@ bool activePrefixOf(Frame &f, const Instr &in, const FusedOperands &o, int64_t n
   return true;
 }
 
-template <uint32_t Size>
-bool activePrefix(Frame &f, const Instr &in, const FusedOperands &o, int64_t n, uint64_t &lane0,
-                  int64_t &active) {
-  return o.wide ? activePrefixOf<Size, int64_t>(f, in, o, n, lane0, active)
-                : activePrefixOf<Size, int32_t>(f, in, o, n, lane0, active);
-}
-
 /// The general case: the pointers and mask the unfused ops would have made.
 template <uint32_t Size, class Int>
-const uint8_t *materializeLanesOf(Frame &f, const Instr &in, const FusedOperands &o, int64_t n) {
+const uint8_t *materializeLanes(Frame &f, const Instr &in, const FusedOperands &o, int64_t n) {
   const Int start = o.start >= 0 ? *f.at<Int>(in.operands[o.start]) : Int(0);
   uint64_t base = *f.at<uint64_t>(in.operands[0]);
   f.lanePointers.resize(size_t(n));
@@ -809,13 +808,7 @@ const uint8_t *materializeLanesOf(Frame &f, const Instr &in, const FusedOperands
   return f.laneMask.data();
 }
 
-template <uint32_t Size>
-const uint8_t *materializeLanes(Frame &f, const Instr &in, const FusedOperands &o, int64_t n) {
-  return o.wide ? materializeLanesOf<Size, int64_t>(f, in, o, n)
-                : materializeLanesOf<Size, int32_t>(f, in, o, n);
-}
-
-template <DType D, bool HasOther> void fusedLoadKernel(Frame &f, const Instr &in) {
+template <DType D, bool HasOther, class Int> void fusedLoadKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   constexpr uint32_t size = uint32_t(byteSize(D));
   const FusedOperands &o = *static_cast<const FusedOperands *>(in.data);
@@ -823,7 +816,7 @@ template <DType D, bool HasOther> void fusedLoadKernel(Frame &f, const Instr &in
   int64_t n = in.n;
   uint64_t lane0;
   int64_t active;
-  bool prefix = activePrefix<size>(f, in, o, n, lane0, active);
+  bool prefix = activePrefix<size, Int>(f, in, o, n, lane0, active);
   if (prefix && active == n && n > 0 && readInPlace<D>(f, in, lane0, n)) {
     prefetchNext(f, o.history, lane0, f.bytes(in.results[0]), n * size, false);
     return;
@@ -847,7 +840,7 @@ template <DType D, bool HasOther> void fusedLoadKernel(Frame &f, const Instr &in
       return;
     }
   }
-  const uint8_t *mask = materializeLanes<size>(f, in, o, n);
+  const uint8_t *mask = materializeLanes<size, Int>(f, in, o, n);
   loadLanes<D, HasOther>(f, in, f.lanePointers.data(), mask, other, r, n);
 }
 
@@ -859,7 +852,7 @@ bool streamedStore(const LaunchMemory &mem, uint64_t p, int64_t bytes) {
   return bytes >= kStreamedRunMinimum && mem.streamsStores(p);
 }
 
-template <DType D> void fusedStore(Frame &f, const Instr &in, const FusedOperands &o) {
+template <DType D, class Int> void fusedStore(Frame &f, const Instr &in, const FusedOperands &o) {
   using T = Repr<D>;
   constexpr uint32_t size = uint32_t(byteSize(D));
   const T *v = f.at<T>(in.operands[o.value]);
@@ -867,7 +860,7 @@ template <DType D> void fusedStore(Frame &f, const Instr &in, const FusedOperand
   const LaunchMemory &mem = *f.memory;
   uint64_t lane0;
   int64_t active;
-  if (activePrefix<size>(f, in, o, n, lane0, active)) {
+  if (activePrefix<size, Int>(f, in, o, n, lane0, active)) {
     if (!active)
       return;
     // One run: translateForWrite refuses (and records nothing) or writes it all.
@@ -888,12 +881,12 @@ template <DType D> void fusedStore(Frame &f, const Instr &in, const FusedOperand
     }
   }
   // Materialised first: it fills (and may reallocate) f.lanePointers.
-  const uint8_t *mask = materializeLanes<size>(f, in, o, n);
+  const uint8_t *mask = materializeLanes<size, Int>(f, in, o, n);
   storeLanes<D>(f, in, f.lanePointers.data(), v, mask, n);
 }
 
-template <DType D> void fusedStoreKernel(Frame &f, const Instr &in) {
-  fusedStore<D>(f, in, *static_cast<const FusedOperands *>(in.data));
+template <DType D, class Int> void fusedStoreKernel(Frame &f, const Instr &in) {
+  fusedStore<D, Int>(f, in, *static_cast<const FusedOperands *>(in.data));
 }
 
 /// A fused store that also runs the op defining its value (ContiguousAccess::producer).
@@ -907,7 +900,7 @@ struct ForwardedStore {
 /// streams (Frame::streamResult) where the store would. Otherwise (a masked tail, a fault to
 /// report, a misaligned view) it runs into its own block, which the store then copies, as
 /// unfused.
-template <DType D> void forwardedStoreKernel(Frame &f, const Instr &in) {
+template <DType D, class Int> void forwardedStoreKernel(Frame &f, const Instr &in) {
   const ForwardedStore &s = *static_cast<const ForwardedStore *>(in.data);
   const Instr &producer = s.producer;
   if constexpr (sameLayout<D>()) {
@@ -915,7 +908,7 @@ template <DType D> void forwardedStoreKernel(Frame &f, const Instr &in) {
     const int64_t n = producer.n;
     uint64_t lane0;
     int64_t active;
-    if (activePrefix<size>(f, in, s.operands, n, lane0, active) && active == n && n > 0 &&
+    if (activePrefix<size, Int>(f, in, s.operands, n, lane0, active) && active == n && n > 0 &&
         tagged::address(lane0) % alignof(Repr<D>) == 0) {
       // The host address keeps the caller's alignment (a shadow is placed so).
       if (uint8_t *h = f.memory->translateForWrite(lane0, uint32_t(n * size), f.dirtyRuns)) {
@@ -934,7 +927,7 @@ template <DType D> void forwardedStoreKernel(Frame &f, const Instr &in) {
     }
   }
   producer.fn(f, producer);
-  fusedStore<D>(f, in, s.operands);
+  fusedStore<D, Int>(f, in, s.operands);
 }
 
 /// Lowers a tt.load or tt.store that FusionPlan matched.
@@ -964,8 +957,12 @@ bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, L
   ExecFn fn = visitAny(d, [&](auto tag) -> ExecFn {
     constexpr DType D = decltype(tag)::value;
     if (!load)
-      return producer ? &forwardedStoreKernel<D> : &fusedStoreKernel<D>;
-    return o.other >= 0 ? &fusedLoadKernel<D, true> : &fusedLoadKernel<D, false>;
+      return producer
+                 ? (o.wide ? &forwardedStoreKernel<D, int64_t> : &forwardedStoreKernel<D, int32_t>)
+                 : (o.wide ? &fusedStoreKernel<D, int64_t> : &fusedStoreKernel<D, int32_t>);
+    if (o.other >= 0)
+      return o.wide ? &fusedLoadKernel<D, true, int64_t> : &fusedLoadKernel<D, true, int32_t>;
+    return o.wide ? &fusedLoadKernel<D, false, int64_t> : &fusedLoadKernel<D, false, int32_t>;
   });
   if (load) {
     SlotId r = L.def(op->getResult(0), op);

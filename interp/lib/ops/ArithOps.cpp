@@ -139,7 +139,8 @@ template <DType D, DivKind K> void divKernel(Frame &f, const Instr &in) {
     }
   }
   if constexpr (sizeof(T) <= 4 && std::is_integral_v<T>) {
-    if (K == DivKind::DivSI || K == DivKind::RemSI || K == DivKind::DivUI || K == DivKind::RemUI) {
+    if constexpr (K == DivKind::DivSI || K == DivKind::RemSI || K == DivKind::DivUI ||
+                  K == DivKind::RemUI) {
       // Up to 32 bits, the quotient is the double quotient truncated, exactly: it is off
       // the true one by at most |a / b| 2^-53 < 2^-21 / |b|, less than the 1 / |b| between a
       // fraction and the next integer, and an integer quotient is exact. The 64-bit idiv a

@@ -690,7 +690,6 @@ struct FusedOperands {
   int64_t rangeStart = 0;
   int start = -1, bound = -1, mask = -1, value = -1, other = -1;
   bool unsignedBound = false;
-  bool wide = false;    ///< start and bound are i64 (RangeCompare::wide).
   uint32_t history = 0; ///< Its entry in Frame::lastAccess.
 };
 
@@ -750,7 +749,7 @@ inline void prefetchNext(Frame &f, uint32_t history, uint64_t lane0, const uint8
 /// The common case of a fused access: the lanes' offsets do not wrap, so the
 /// pointers are consecutive from `lane0`, and the active lanes are exactly
 /// [0, active). False when either does not hold (the caller then goes lane by lane).
-/// Int is the offsets' type (FusedOperands::wide), a parameter of the kernels so that the
+/// Int is the offsets' type (RangeCompare::wide), a parameter of the kernels so that the
 /// common i32 ones test nothing more.
 template <uint32_t Size, class Int>
 bool activePrefix(Frame &f, const Instr &in, const FusedOperands &o, int64_t n, uint64_t &lane0,
@@ -936,7 +935,6 @@ bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, L
   FusedOperands o;
   o.rangeStart = a.range.rangeStart;
   o.unsignedBound = a.range.unsignedBound;
-  o.wide = a.range.wide;
   o.history = L.accessHistory();
   std::vector<SlotId> operands{L.use(a.base)};
   auto add = [&](mlir::Value v) {
@@ -958,11 +956,12 @@ bool lowerFusedAccess(mlir::Operation *op, const ContiguousAccess &a, DType d, L
     constexpr DType D = decltype(tag)::value;
     if (!load)
       return producer
-                 ? (o.wide ? &forwardedStoreKernel<D, int64_t> : &forwardedStoreKernel<D, int32_t>)
-                 : (o.wide ? &fusedStoreKernel<D, int64_t> : &fusedStoreKernel<D, int32_t>);
+                 ? (a.range.wide ? &forwardedStoreKernel<D, int64_t>
+                                 : &forwardedStoreKernel<D, int32_t>)
+                 : (a.range.wide ? &fusedStoreKernel<D, int64_t> : &fusedStoreKernel<D, int32_t>);
     if (o.other >= 0)
-      return o.wide ? &fusedLoadKernel<D, true, int64_t> : &fusedLoadKernel<D, true, int32_t>;
-    return o.wide ? &fusedLoadKernel<D, false, int64_t> : &fusedLoadKernel<D, false, int32_t>;
+      return a.range.wide ? &fusedLoadKernel<D, true, int64_t> : &fusedLoadKernel<D, true, int32_t>;
+    return a.range.wide ? &fusedLoadKernel<D, false, int64_t> : &fusedLoadKernel<D, false, int32_t>;
   });
   if (load) {
     SlotId r = L.def(op->getResult(0), op);

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "Harness.h"
 
+#include <set>
+
 using namespace ttinterp;
 using namespace ttinterp::test;
 
@@ -203,4 +205,46 @@ TEST_CASE("a gather whose repeated pointer leaves the buffer faults at its first
   CHECK(r.fault->element == 32);
   CHECK(r.fault->location == "k.py:3:8");
   CHECK(out == std::vector<float>(64, 0.0f)); // a failed launch writes nothing back
+}
+
+TEST_CASE("repeated pointers across words of lanes: runs of 70 over 300 lanes, masked lanes") {
+  // Lane i reads w[i / 70] unless masked off (then -1): runs of one pointer that cross the
+  // 64-lane words of the cursor's bits, masked lanes at a word's first lane, inside runs and
+  // last, and a run that ends the block.
+  const int n = 300, width = 70;
+  const std::set<int> masked{5, 64, 69, 70, 140, 255, 299};
+  std::string mask;
+  for (int i = 0; i < n; ++i)
+    mask += std::string(i ? ", " : "") + (masked.count(i) ? "false" : "true");
+  LoadedKernel k = loadKernel(
+      subst(R"(
+module {
+  tt.func public @k(%w: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %r = tt.make_range {end = $N : i32, start = 0 : i32} : tensor<$Nxi32>
+    %cw = arith.constant dense<$W> : tensor<$Nxi32>
+    %ch = arith.divsi %r, %cw : tensor<$Nxi32>
+    %mask = arith.constant dense<[$MASK]> : tensor<$Nxi1>
+    %minus1 = arith.constant dense<-1.0> : tensor<$Nxf32>
+    %wb = tt.splat %w : !tt.ptr<f32> -> tensor<$Nx!tt.ptr<f32>>
+    %wp = tt.addptr %wb, %ch : tensor<$Nx!tt.ptr<f32>>, tensor<$Nxi32>
+    %v = tt.load %wp, %mask, %minus1 : tensor<$Nx!tt.ptr<f32>>
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<$Nx!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r : tensor<$Nx!tt.ptr<f32>>, tensor<$Nxi32>
+    tt.store %op, %v : tensor<$Nx!tt.ptr<f32>>
+    tt.return
+  }
+}
+)",
+            {{"$N", std::to_string(n)}, {"$W", std::to_string(width)}, {"$MASK", mask}}));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> w{1.5f, 2.5f, 3.5f, 4.5f, 5.5f}, out(size_t(n), 0.0f);
+  LaunchResult r = launch(
+      *k.kernel, {pointer("w", viewOf(w, DType::F32)), pointer("out", viewOf(out, DType::F32))},
+      {ptrArg(0), ptrArg(1)}, {1, 1, 1});
+  REQUIRE(r.error.empty());
+  REQUIRE_FALSE(r.fault);
+  int wrong = 0;
+  for (int i = 0; i < n; ++i)
+    wrong += out[size_t(i)] != (masked.count(i) ? -1.0f : w[size_t(i / width)]);
+  CHECK(wrong == 0);
 }

@@ -379,3 +379,60 @@ TEST_CASE("lane runs: pointer breaks and active lanes land on the right bits on 
     });
   }
 }
+
+TEST_CASE("32-bit integer division gives every target C++'s quotients and remainders") {
+  // Both of intDivide32's ways (a divisor per lane: the double quotient; one divisor: its
+  // reciprocal and a correction), every op, 203 lanes (tails on every width), against C++'s
+  // integer division in 64 bits, MIN / -1 wrapping to MIN as arith defines it.
+  std::mt19937 rng(11);
+  const int32_t specials[] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, 7, -7, INT32_MAX, 98, 2006};
+  std::vector<int32_t> a, b;
+  for (int32_t x : specials)
+    for (int32_t y : specials)
+      if (y != 0) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+  while (a.size() < 203) {
+    const int32_t y = int32_t(rng() >> (rng() % 32));
+    if (y == 0)
+      continue;
+    a.push_back(rng() % 2 ? int32_t(rng()) : int32_t(uint32_t(y) * (rng() % 5000)));
+    b.push_back(y);
+  }
+  auto expected = [](simd::IntDivOp op, int32_t x, int32_t y) {
+    const int64_t sx = x, sy = y;
+    const uint64_t ux = uint32_t(x), uy = uint32_t(y);
+    switch (op) {
+    case simd::IntDivOp::DivS:
+      return int32_t(uint32_t(uint64_t(sx / sy)));
+    case simd::IntDivOp::RemS:
+      return int32_t(sx % sy);
+    case simd::IntDivOp::DivU:
+      return int32_t(uint32_t(ux / uy));
+    case simd::IntDivOp::RemU:
+      return int32_t(uint32_t(ux % uy));
+    }
+    return int32_t(0);
+  };
+  const simd::IntDivOp ops[] = {simd::IntDivOp::DivS, simd::IntDivOp::DivU, simd::IntDivOp::RemS,
+                                simd::IntDivOp::RemU};
+  const int32_t splats[] = {1, -1, 3, -7, 98, 2006, INT32_MIN, INT32_MAX, int32_t(0x80000001u)};
+  onEveryTarget([&] {
+    for (simd::IntDivOp op : ops) {
+      INFO("op " << int(op));
+      std::vector<int32_t> out(a.size()), want(a.size());
+      simd::intDivide32(op, a.data(), b.data(), false, out.data(), int64_t(a.size()));
+      for (size_t i = 0; i < a.size(); ++i)
+        want[i] = expected(op, a[i], b[i]);
+      CHECK(out == want);
+      for (int32_t y : splats) {
+        INFO("divisor " << y);
+        simd::intDivide32(op, a.data(), &y, true, out.data(), int64_t(a.size()));
+        for (size_t i = 0; i < a.size(); ++i)
+          want[i] = expected(op, a[i], y);
+        CHECK(out == want);
+      }
+    }
+  });
+}

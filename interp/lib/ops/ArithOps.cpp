@@ -122,44 +122,55 @@ bool lowerConstant(mlir::Operation *op, Lowerer &L) {
 // Integer arithmetic
 //===----------------------------------------------------------------------===//
 
-
 /// Division family: checks the divisor first, so one zero anywhere faults with
-/// its element index.
+/// its element index. With SplatDivisor, b is one scalar standing for every lane's.
 enum class DivKind { DivSI, DivUI, RemSI, RemUI, CeilDivSI, FloorDivSI, CeilDivUI };
 
-template <DType D, DivKind K> void divKernel(Frame &f, const Instr &in) {
+template <DType D, DivKind K, bool SplatDivisor> void divKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   using U = UnsignedRepr<D>;
   const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
   T *r = f.at<T>(in.results[0]);
-  for (int64_t i = 0, n = in.n; i < n; ++i) {
+  const int64_t n = in.n;
+  for (int64_t i = 0, checked = SplatDivisor ? std::min<int64_t>(n, 1) : n; i < checked; ++i) {
     if (b[i] == 0) {
       f.fail(in.site, "division_by_zero", "integer division by zero", i);
       return;
     }
   }
-  if constexpr (sizeof(T) <= 4 && std::is_integral_v<T>) {
-    if constexpr (K == DivKind::DivSI || K == DivKind::RemSI || K == DivKind::DivUI ||
-                  K == DivKind::RemUI) {
-      // Up to 32 bits, the quotient is the double quotient truncated, exactly: it is off
-      // the true one by at most |a / b| 2^-53 < 2^-21 / |b|, less than the 1 / |b| between a
-      // fraction and the next integer, and an integer quotient is exact. The 64-bit idiv a
-      // lane it replaces was a third of a group norm's launch, which this took from 15.4 to
-      // 11.0 ms (docs/performance.md, twenty-seventh round).
-      constexpr bool isUnsigned = K == DivKind::DivUI || K == DivKind::RemUI;
-      constexpr bool remainder = K == DivKind::RemSI || K == DivKind::RemUI;
-      for (int64_t i = 0, n = in.n; i < n; ++i) {
-        const int64_t x = isUnsigned ? int64_t(unsignedValue<D>(a[i])) : signedValue<D>(a[i]);
-        const int64_t y = isUnsigned ? int64_t(unsignedValue<D>(b[i])) : signedValue<D>(b[i]);
-        const int64_t q = int64_t(double(x) / double(y)); // MIN / -1 is 2^31: wraps to MIN
-        r[i] = wrap<D>(T(U(uint64_t(remainder ? x - q * y : q))));
-      }
-      return;
-    }
+  auto divisor = [b](int64_t i) { return b[SplatDivisor ? 0 : i]; };
+  constexpr bool truncating =
+      K == DivKind::DivSI || K == DivKind::RemSI || K == DivKind::DivUI || K == DivKind::RemUI;
+  if constexpr (D == DType::I32 && truncating) {
+    // The vector unit's exact division (simd/Division.cpp): a group norm's per-lane channel
+    // `offsets // per_channel` took a quarter of its launch in scalar divides.
+    constexpr simd::IntDivOp op = K == DivKind::DivSI   ? simd::IntDivOp::DivS
+                                  : K == DivKind::DivUI ? simd::IntDivOp::DivU
+                                  : K == DivKind::RemSI ? simd::IntDivOp::RemS
+                                                        : simd::IntDivOp::RemU;
+    simd::intDivide32(op, a, b, SplatDivisor, r, n);
+    return;
   }
-  for (int64_t i = 0, n = in.n; i < n; ++i) {
-    int64_t sa = signedValue<D>(a[i]), sb = signedValue<D>(b[i]);
-    uint64_t ua = unsignedValue<D>(a[i]), ub = unsignedValue<D>(b[i]);
+  if constexpr (sizeof(T) <= 4 && std::is_integral_v<T> && truncating) {
+    // Up to 32 bits, the quotient is the double quotient truncated, exactly: it is off
+    // the true one by at most |a / b| 2^-53 < 2^-21 / |b|, less than the 1 / |b| between a
+    // fraction and the next integer, and an integer quotient is exact. The 64-bit idiv a
+    // lane it replaces was a third of a group norm's launch, which this took from 15.4 to
+    // 11.0 ms (docs/performance.md, twenty-seventh round).
+    constexpr bool isUnsigned = K == DivKind::DivUI || K == DivKind::RemUI;
+    constexpr bool remainder = K == DivKind::RemSI || K == DivKind::RemUI;
+    for (int64_t i = 0; i < n; ++i) {
+      const T bi = divisor(i);
+      const int64_t x = isUnsigned ? int64_t(unsignedValue<D>(a[i])) : signedValue<D>(a[i]);
+      const int64_t y = isUnsigned ? int64_t(unsignedValue<D>(bi)) : signedValue<D>(bi);
+      const int64_t q = int64_t(double(x) / double(y)); // MIN / -1 is 2^31: wraps to MIN
+      r[i] = wrap<D>(T(U(uint64_t(remainder ? x - q * y : q))));
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t sa = signedValue<D>(a[i]), sb = signedValue<D>(divisor(i));
+    uint64_t ua = unsignedValue<D>(a[i]), ub = unsignedValue<D>(divisor(i));
     // The only signed overflow, MIN / -1, wraps to MIN (remainder 0): done in
     // 64 bits it cannot overflow except for i64, handled explicitly.
     bool overflow = sb == -1 && sa == std::numeric_limits<int64_t>::min();
@@ -224,13 +235,18 @@ template <bool Signed> bool lowerMulExtended(mlir::Operation *op, Lowerer &L) {
   return true;
 }
 
+/// Registered with the divisor a splat's scalar (kDivisorOperand): one check for zero, one
+/// reciprocal (simd::intDivide32).
 template <DivKind K> bool lowerDiv(mlir::Operation *op, Lowerer &L) {
-  SlotId a = L.use(op->getOperand(0)), b = L.use(op->getOperand(1));
+  std::optional<SlotId> splatDivisor = L.splatOf(op->getOperand(1));
+  SlotId a = L.use(op->getOperand(0));
+  SlotId b = splatDivisor.value_or(L.use(op->getOperand(1)));
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;
-  ExecFn fn = visitInt(L.slot(r).dtype, [](auto tag) -> ExecFn {
-    return &divKernel<decltype(tag)::value, K>;
+  ExecFn fn = visitInt(L.slot(r).dtype, [&](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    return splatDivisor ? &divKernel<D, K, true> : &divKernel<D, K, false>;
   });
   L.emit(op, fn, {a, b}, {r});
   return true;
@@ -620,6 +636,7 @@ bool lowerBitcast(mlir::Operation *op, Lowerer &L) {
 }
 
 void registerArithOps(OpTable &t) {
+  constexpr ScalarOperands kDivisorOperand = 0b10;
   t.add("arith.constant", &lowerConstant);
 #define TTINTERP_ADD_INT(NAME, FN) t.add(NAME, &binaryI<FN>, kBothOperands);
   TTINTERP_COMMUTATIVE_INT_OPS(TTINTERP_ADD_INT)
@@ -627,13 +644,13 @@ void registerArithOps(OpTable &t) {
 #undef TTINTERP_ADD_INT
   t.add("arith.mulsi_extended", &lowerMulExtended<true>);
   t.add("arith.mului_extended", &lowerMulExtended<false>);
-  t.add("arith.divsi", &lowerDiv<DivKind::DivSI>);
-  t.add("arith.divui", &lowerDiv<DivKind::DivUI>);
-  t.add("arith.remsi", &lowerDiv<DivKind::RemSI>);
-  t.add("arith.remui", &lowerDiv<DivKind::RemUI>);
-  t.add("arith.ceildivsi", &lowerDiv<DivKind::CeilDivSI>);
-  t.add("arith.floordivsi", &lowerDiv<DivKind::FloorDivSI>);
-  t.add("arith.ceildivui", &lowerDiv<DivKind::CeilDivUI>);
+  t.add("arith.divsi", &lowerDiv<DivKind::DivSI>, kDivisorOperand);
+  t.add("arith.divui", &lowerDiv<DivKind::DivUI>, kDivisorOperand);
+  t.add("arith.remsi", &lowerDiv<DivKind::RemSI>, kDivisorOperand);
+  t.add("arith.remui", &lowerDiv<DivKind::RemUI>, kDivisorOperand);
+  t.add("arith.ceildivsi", &lowerDiv<DivKind::CeilDivSI>, kDivisorOperand);
+  t.add("arith.floordivsi", &lowerDiv<DivKind::FloorDivSI>, kDivisorOperand);
+  t.add("arith.ceildivui", &lowerDiv<DivKind::CeilDivUI>, kDivisorOperand);
 #define TTINTERP_ADD_FLOAT(NAME, FN) t.add(NAME, &binaryF<FN>, kBothOperands);
   TTINTERP_COMMUTATIVE_FLOAT_OPS(TTINTERP_ADD_FLOAT)
   TTINTERP_OTHER_FLOAT_OPS(TTINTERP_ADD_FLOAT)

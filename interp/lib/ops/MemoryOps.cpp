@@ -82,8 +82,20 @@ public:
   }
   /// Whether all n lanes (n > 0) are active and consecutive: one run.
   bool whole() const { return n_ > 0 && nextBit(cuts_, 1) == n_ && (active_[0] & 1); }
-  /// Whether lane i is active.
-  bool active(int64_t i) const { return active_[i >> 6] >> (i & 63) & 1; }
+  /// The first masked-off lane at or after `from`, or n.
+  int64_t inactiveFrom(int64_t from) const {
+    if (from >= n_)
+      return n_;
+    int64_t w = from >> 6;
+    const int64_t last = (n_ - 1) >> 6;
+    uint64_t word = ~active_[w] & (~uint64_t(0) << (from & 63));
+    while (!word) {
+      if (++w > last)
+        return n_;
+      word = ~active_[w];
+    }
+    return std::min(n_, (w << 6) + int64_t(__builtin_ctzll(word)));
+  }
   /// Goes on from lane i (the lanes before it taken care of by the caller).
   void skipTo(int64_t i) { position_ = i; }
 
@@ -205,6 +217,23 @@ template <MaskKind K> const uint8_t *activeLanes(Frame &f, const Instr &in, int 
     return nullptr;
 }
 
+/// Pointers held in a block, lane i at p[i] (what most loads have).
+struct PointerBlock {
+  const uint64_t *p;
+  uint64_t operator()(int64_t i) const { return p[i]; }
+};
+/// The first lane j >= from whose pointer differs from lane from - 1's, or n.
+inline int64_t repeatedPointerEnd(const PointerBlock &block, int64_t from, int64_t n) {
+  return simd::repeatedPointerEnd(block.p, from, n);
+}
+template <class PointerOf>
+int64_t repeatedPointerEnd(const PointerOf &pointerOf, int64_t from, int64_t n) {
+  const uint64_t repeated = pointerOf(from - 1);
+  while (from < n && pointerOf(from) == repeated)
+    ++from;
+  return from;
+}
+
 /// Loads the lanes of `runs`, lane i from pointerOf(i) (other: the values of masked-off lanes).
 template <DType D, bool HasOther, class PointerOf>
 void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, PointerOf pointerOf,
@@ -230,12 +259,11 @@ void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, PointerOf pointerO
       if (run == 1) {
         // The active lanes after it that point at the same element read the same value: one
         // weight per channel gathered over a block (a group norm's) was a run, a translation
-        // and a copy per lane.
-        const uint64_t p = pointerOf(i);
-        int64_t j = i + 1;
-        for (; j < n && runs.active(j) && pointerOf(j) == p; ++j)
-          r[j] = r[i];
+        // and a copy per lane, then a compare and a copy per lane; now a vector scan and a fill.
+        const int64_t j =
+            std::min(repeatedPointerEnd(pointerOf, i + 1, n), runs.inactiveFrom(i + 1));
         if (j > i + 1) {
+          std::fill(r + i + 1, r + j, r[i]);
           filled = j;
           runs.skipTo(j);
         }
@@ -260,8 +288,7 @@ template <DType D, bool HasOther>
 void loadLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mask,
                const Repr<D> *other, Repr<D> *r, int64_t n) {
   LaneRunCursor runs(f, p, mask, n, byteSize(D));
-  auto pointerOf = [p](int64_t i) { return p[i]; };
-  loadRuns<D, HasOther>(f, in, runs, pointerOf, other, r, n);
+  loadRuns<D, HasOther>(f, in, runs, PointerBlock{p}, other, r, n);
 }
 
 /// Reads n elements at lane0 in place when every lane is active, D's memory
@@ -303,8 +330,7 @@ template <DType D, MaskKind K, bool HasOther> void loadKernel(Frame &f, const In
   LaneRunCursor runs(f, p, mask, n, byteSize(D));
   if (runs.whole() && f.memory->immutable(p[0]) && readInPlace<D>(f, in, p[0], n))
     return;
-  auto pointerOf = [p](int64_t i) { return p[i]; };
-  loadRuns<D, HasOther>(f, in, runs, pointerOf, other, f.atHome<Repr<D>>(in.results[0]), n);
+  loadRuns<D, HasOther>(f, in, runs, PointerBlock{p}, other, f.atHome<Repr<D>>(in.results[0]), n);
 }
 
 /// Sets known.rowLength and rowBytes from its runs and offsets.

@@ -283,6 +283,22 @@ void LaneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
   }
 }
 
+int64_t RepeatedPointerEnd(const uint64_t *p, int64_t from, int64_t n) {
+  const hn::ScalableTag<uint64_t> d;
+  const int64_t lanes = int64_t(hn::Lanes(d));
+  const uint64_t repeated = p[from - 1];
+  const auto v = hn::Set(d, repeated);
+  int64_t j = from;
+  for (; j + lanes <= n; j += lanes) {
+    const intptr_t other = hn::FindFirstTrue(d, hn::Ne(hn::LoadU(d, p + j), v));
+    if (other >= 0)
+      return j + other;
+  }
+  while (j < n && p[j] == repeated)
+    ++j;
+  return j;
+}
+
 void LaneActive(const uint8_t *mask, int64_t n, uint64_t *active) {
   const hn::ScalableTag<uint8_t> d8;
   const int64_t bytes = int64_t(hn::Lanes(d8));
@@ -386,6 +402,7 @@ HWY_EXPORT(AdvanceAddresses);
 HWY_EXPORT(AddOffsets);
 HWY_EXPORT(LaneBreaks);
 HWY_EXPORT(LaneActive);
+HWY_EXPORT(RepeatedPointerEnd);
 HWY_EXPORT(TargetName);
 
 void gemm(const float *a, const float *b, const float *c, float *out, int64_t m, int64_t n,
@@ -416,6 +433,9 @@ void laneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
 }
 void laneActive(const uint8_t *mask, int64_t n, uint64_t *active) {
   HWY_DYNAMIC_DISPATCH(LaneActive)(mask, n, active);
+}
+int64_t repeatedPointerEnd(const uint64_t *p, int64_t from, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(RepeatedPointerEnd)(p, from, n);
 }
 void map(MathFn fn, const float *x, float *y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Map)(fn, x, y, n);

@@ -75,8 +75,19 @@ void addOffsets(const uint64_t *p, bool splatBase, const int32_t *off, unsigned 
 /// the tag of tagged pointers, memory/Session.h: a run never changes buffers). Bits past n
 /// come back set.
 void laneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks);
+/// The first lane j >= from (from >= 1) whose pointer is not p[from - 1], or n: the extent of
+/// lanes that read one element (a gather of one weight per channel).
+int64_t repeatedPointerEnd(const uint64_t *p, int64_t from, int64_t n);
 /// `active` has bit j iff mask[j] != 0 (every lane of n when mask is null; bits past n clear).
 void laneActive(const uint8_t *mask, int64_t n, uint64_t *active);
+
+/// 32-bit integer division of blocks, r[i] = a[i] OP b[i] (with `splatDivisor`, b[0] for every
+/// b[i]), as arith.divsi/divui/remsi/remui define it: truncated toward zero, the remainder
+/// with the dividend's sign, MIN / -1 wrapping to MIN (remainder 0). No divisor may be 0 (the
+/// caller reports it). Exact on every target (simd/Division.cpp).
+enum class IntDivOp { DivS, DivU, RemS, RemU };
+void intDivide32(IntDivOp op, const int32_t *a, const int32_t *b, bool splatDivisor, int32_t *r,
+                 int64_t n);
 
 /// What the dispatch chose on this CPU, e.g. "AVX2" (for benchmark reports).
 const char *targetName();

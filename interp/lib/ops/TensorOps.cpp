@@ -107,6 +107,13 @@ void copyKernel(Frame &f, const Instr &in) {
 
 bool lowerSameBytes(mlir::Operation *op, Lowerer &L) {
   SlotId a = L.use(op->getOperand(0));
+  if (op->getOperand(0).getType() == op->getResult(0).getType()) {
+    // The same type (what `tl.sum(x)` of a 1-D block reshapes it to): the result is the
+    // operand, no copy. A bound slot never shares its bytes (ArenaLayout.cpp), so nothing
+    // that outlives one of the two names can overwrite it.
+    L.bind(op->getResult(0), a);
+    return true;
+  }
   SlotId r = L.def(op->getResult(0), op);
   if (r == kNoSlot)
     return false;

@@ -414,6 +414,34 @@ void FusionPlan::matchOuterPointers(mlir::Operation *addptr) {
     elided_.insert(op);
 }
 
+void FusionPlan::matchOffsetGather(mlir::Operation *addptr) {
+  mlir::Value result = addptr->getResult(0);
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(result.getType());
+  if (!type || type.getRank() != 1 || elided_.contains(addptr))
+    return;
+  auto pointer = mlir::dyn_cast<mlir::triton::PointerType>(type.getElementType());
+  mlir::Value base = splatSource(addptr->getOperand(0));
+  if (!pointer || !pointer.getPointeeType().isIntOrFloat() || !base ||
+      !mlir::cast<mlir::RankedTensorType>(addptr->getOperand(1).getType())
+           .getElementType()
+           .isInteger(32))
+    return;
+  // Splatted offsets (a tt.splat, a splat constant) are held as their scalar, never as a
+  // block (Lowerer::recordSplat): the addptr reads those itself.
+  mlir::Operation *offsets = addptr->getOperand(1).getDefiningOp();
+  if (is(offsets, "tt.splat") || (is(offsets, "arith.constant") &&
+                                  mlir::isa<mlir::SplatElementsAttr>(offsets->getAttr("value"))))
+    return;
+  for (mlir::OpOperand &use : result.getUses())
+    if (!is(use.getOwner(), "tt.load") || use.getOperandNumber() != 0 ||
+        accesses_.count(use.getOwner()))
+      return;
+  offsetGathers_[result] = OffsetGather{base, addptr->getOperand(1)};
+  elided_.insert(addptr);
+  if (addptr->getOperand(0).hasOneUse())
+    elided_.insert(addptr->getOperand(0).getDefiningOp());
+}
+
 void FusionPlan::analyze(mlir::Operation *function) {
   findChains(function);
   llvm::SmallVector<mlir::Operation *> chainOps;
@@ -524,8 +552,10 @@ void FusionPlan::analyze(mlir::Operation *function) {
                [](mlir::Operation *a, mlir::Operation *b) { return a->isBeforeInBlock(b); });
   }
   function->walk([&](mlir::Operation *op) {
-    if (is(op, "tt.addptr"))
+    if (is(op, "tt.addptr")) {
       matchOuterPointers(op);
+      matchOffsetGather(op);
+    }
   });
 }
 

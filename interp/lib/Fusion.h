@@ -131,6 +131,16 @@ struct OuterPointers {
   mlir::Value rowOffsets, columnOffsets; ///< integer [M, 1] and [1, N]; null: none
 };
 
+/// The pointers of a 1-D gather, `tt.addptr(tt.splat(base), offsets)` with i32 offsets of any
+/// values (`w + offs // per_channel`, `x + idx`), read only by tt.loads. The addptr (and the
+/// splat, if nothing else reads it) is not emitted: the loads find their runs of consecutive
+/// and of repeated elements from the offsets, four bytes a lane, instead of materialising and
+/// scanning eight-byte pointers.
+struct OffsetGather {
+  mlir::Value base;    ///< Scalar !tt.ptr<T>.
+  mlir::Value offsets; ///< i32 block of the pointers' shape.
+};
+
 /// The iteration arguments of an scf.for that are pointer tensors it only loads through and
 /// advances by one offset for every lane (Lowerer::AdvancedPointer), with their addptrs:
 /// argument i's yielded value is tt.addptr(argument, splat) in the loop's block, its other
@@ -173,6 +183,11 @@ public:
     auto it = outerPointers_.find(pointers);
     return it == outerPointers_.end() ? nullptr : &it->second;
   }
+  /// The gather form of a tt.load's pointer operand, or null.
+  const OffsetGather *offsetGather(mlir::Value pointers) const {
+    auto it = offsetGathers_.find(pointers);
+    return it == offsetGathers_.end() ? nullptr : &it->second;
+  }
   /// Ops whose every result is used only through fused accesses: not emitted.
   bool elided(mlir::Operation *op) const { return elided_.contains(op); }
   /// Element-wise ops that the fused store of their result runs (ContiguousAccess::producer):
@@ -195,11 +210,14 @@ private:
   /// Records `addptr` as OuterPointers (and elides what built it) when it is one and only
   /// accesses and loops that advance it read it.
   void matchOuterPointers(mlir::Operation *addptr);
+  /// Records `addptr` as an OffsetGather (and elides it) when it is one.
+  void matchOffsetGather(mlir::Operation *addptr);
 
   llvm::DenseMap<mlir::Operation *, ContiguousAccess> accesses_;
   llvm::DenseMap<mlir::Operation *, RangeCompare> compares_;
   llvm::DenseMap<mlir::Operation *, OuterMask> outerMasks_;
   llvm::DenseMap<mlir::Value, OuterPointers> outerPointers_;
+  llvm::DenseMap<mlir::Value, OffsetGather> offsetGathers_;
   llvm::DenseSet<mlir::Operation *> elided_;
   llvm::DenseSet<mlir::Operation *> forwarded_;
   llvm::DenseMap<mlir::Operation *, ElementwiseChain> chains_;

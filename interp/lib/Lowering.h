@@ -147,6 +147,8 @@ public:
   const OuterMask *outerMask(mlir::Operation *op) const { return fusion_.outerMask(op); }
   /// The outer form of a 2-D pointer tensor (FusionPlan::outerPointers), or null.
   const OuterPointers *outerPointers(mlir::Value v) const { return fusion_.outerPointers(v); }
+  /// The gather form of a 1-D pointer tensor (FusionPlan::offsetGather), or null.
+  const OffsetGather *offsetGather(mlir::Value v) const { return fusion_.offsetGather(v); }
   /// A new entry of Frame::startRuns, for one access that learns its runs.
   uint32_t startRunsCache() { return program_.startRunsCaches++; }
 

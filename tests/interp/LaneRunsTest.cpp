@@ -1,12 +1,12 @@
 //===- LaneRunsTest.cpp - Unfused loads and stores whose lanes run in pieces ===//
 //
-// A load or store the fusion matcher does not take moves its lanes in runs of
-// consecutive, active pointers, found for the whole tensor by vector compares
-// (simd::laneRuns, 64 lanes to a word of bits). Runs that break inside a vector
-// or a word (a pointer jump, a masked-off lane), a 2-D tile of a larger matrix
-// (one run per row, rows and columns masked) and a short tail must each give what
-// a lane-by-lane definition gives; the expected values are that definition
-// applied by plain loops here.
+// A load or store the contiguous-access matcher does not take moves its lanes in runs
+// of consecutive, active pointers, found for the whole tensor by vector compares
+// (simd::laneBreaks, 64 lanes to a word of bits); a 1-D load through `base + offsets`
+// (OffsetGather) finds the same runs from its i32 offsets (simd::offsetBreaks). Runs that break
+// inside a vector or a word (a pointer jump, a masked-off lane), a 2-D tile of a larger matrix (one
+// run per row, rows and columns masked) and a short tail must each give what a lane-by-lane
+// definition gives; the expected values are that definition applied by plain loops here.
 //
 //===----------------------------------------------------------------------===//
 #include "Harness.h"
@@ -247,4 +247,141 @@ module {
   for (int i = 0; i < n; ++i)
     wrong += out[size_t(i)] != (masked.count(i) ? -1.0f : w[size_t(i / width)]);
   CHECK(wrong == 0);
+}
+
+namespace {
+/// Lane i of 200 loads w[idx[i]] where idx[i] >= 0 (else -1) and stores it to out[i]. With
+/// $ALSO_STORED, the gather's pointers are also stored through (out2[idx[i]] = 0 where
+/// idx[i] >= 0), so the load is not an OffsetGather and makes its pointers lane by lane.
+std::string offsetGatherKernel(bool alsoStored) {
+  return subst(
+      R"(
+module {
+  tt.func public @k(%w: !tt.ptr<f32>, %idx: !tt.ptr<i32>, %out: !tt.ptr<f32>, %out2: !tt.ptr<f32>) {
+    %r = tt.make_range {end = 200 : i32, start = 0 : i32} : tensor<200xi32>
+    %ib = tt.splat %idx : !tt.ptr<i32> -> tensor<200x!tt.ptr<i32>>
+    %ip = tt.addptr %ib, %r : tensor<200x!tt.ptr<i32>>, tensor<200xi32>
+    %i = tt.load %ip : tensor<200x!tt.ptr<i32>>
+    %zero = arith.constant dense<0> : tensor<200xi32>
+    %m = arith.cmpi sge, %i, %zero : tensor<200xi32>
+    %minus1 = arith.constant dense<-1.0> : tensor<200xf32>
+    %wb = tt.splat %w : !tt.ptr<f32> -> tensor<200x!tt.ptr<f32>>
+    %wp = tt.addptr %wb, %i : tensor<200x!tt.ptr<f32>>, tensor<200xi32>
+    %v = tt.load %wp, %m, %minus1 : tensor<200x!tt.ptr<f32>> loc("k.py":5:8)
+$ALSO_STORED
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<200x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r : tensor<200x!tt.ptr<f32>>, tensor<200xi32>
+    tt.store %op, %v : tensor<200x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)",
+      {{"$ALSO_STORED",
+        alsoStored ? "    %o2 = tt.addptr %wp, %zero : tensor<200x!tt.ptr<f32>>, tensor<200xi32>\n"
+                     "    %z = arith.constant dense<0.0> : tensor<200xf32>\n"
+                     "    tt.store %o2, %z, %m : tensor<200x!tt.ptr<f32>>"
+                   : ""}});
+}
+
+/// idx for offsetGatherKernel: consecutive runs (one across the 64-lane words), a channel's
+/// weight repeated, single lanes, masked-off lanes (negative: out of bounds if they were read).
+std::vector<int32_t> gatherIndices() {
+  std::vector<int32_t> idx;
+  for (int32_t k = 3; k < 23; ++k) // lanes 0..19: a run of 20
+    idx.push_back(k);
+  for (int k = 0; k < 60; ++k) // lanes 20..79: 7 repeated across the first word's end
+    idx.push_back(k == 30 ? -1 : 7);
+  for (int32_t k : {40, 2, 41, 42, 43, 0, 0, -5, 0, 63}) // singles, a short run, a repeat
+    idx.push_back(k);
+  for (int k = 0; k < 110; ++k) // lanes 90..199: runs of 11 from 50 down to 10, some masked
+    idx.push_back(k % 37 == 36 ? -2 : 50 - 10 * (k / 22) + k % 11);
+  return idx;
+}
+} // namespace
+
+TEST_CASE("a gather through i32 offsets: consecutive, repeated and single lanes, masked lanes") {
+  const std::vector<int32_t> idx = gatherIndices();
+  std::vector<float> w(64);
+  for (int k = 0; k < 64; ++k)
+    w[size_t(k)] = 0.5f + float(k);
+  std::vector<float> expected;
+  for (int32_t k : idx)
+    expected.push_back(k >= 0 ? w[size_t(k)] : -1.0f);
+  for (bool alsoStored : {false, true}) {
+    CAPTURE(alsoStored);
+    LoadedKernel k = loadKernel(offsetGatherKernel(alsoStored));
+    REQUIRE_MESSAGE(k.kernel, k.error);
+    std::vector<float> wCopy = w, out(200, 0.0f), out2(64, 9.0f);
+    std::vector<int32_t> idxCopy = idx;
+    // The gather form runs five instructions (the idx load, the compare, the gather, the
+    // store, and the block's own step): its addptr and splat are not emitted.
+    LaunchResult r = launch(
+        *k.kernel,
+        {pointer("w", viewOf(wCopy, DType::F32)), pointer("idx", viewOf(idxCopy, DType::I32)),
+         pointer("out", viewOf(out, DType::F32)), pointer("out2", viewOf(out2, DType::F32))},
+        {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3)}, {1, 1, 1}, 1, alsoStored ? 0 : 5);
+    REQUIRE(r.error.empty());
+    REQUIRE_MESSAGE(!r.fault, (r.fault ? r.fault->message : ""));
+    int wrong = 0;
+    for (size_t i = 0; i < idx.size(); ++i)
+      wrong += out[i] != expected[i];
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("a gather through i32 offsets faults at its first active lane out of bounds") {
+  // Lane 150 reads w[64], one past the end; lanes 50 (-1) and 87 (-5) are masked off.
+  std::vector<int32_t> idx = gatherIndices();
+  idx[150] = 64;
+  LoadedKernel k = loadKernel(offsetGatherKernel(false));
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> w(64, 1.0f), out(200, 0.0f), out2(64, 0.0f);
+  LaunchResult r =
+      launch(*k.kernel,
+             {pointer("w", viewOf(w, DType::F32)), pointer("idx", viewOf(idx, DType::I32)),
+              pointer("out", viewOf(out, DType::F32)), pointer("out2", viewOf(out2, DType::F32))},
+             {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3)}, {1, 1, 1});
+  REQUIRE(r.error.empty());
+  REQUIRE(r.fault);
+  CHECK(r.fault->kind == "out_of_bounds");
+  CHECK(r.fault->element == 150);
+  CHECK(r.fault->location == "k.py:5:8");
+  CHECK(r.fault->message.find("element 64 of argument 'w'") != std::string::npos);
+  CHECK(out == std::vector<float>(200, 0.0f));
+}
+
+TEST_CASE("a gather whose addresses would leave the address space makes its pointers as addptr") {
+  // A base of address 16 (tt.int_to_ptr) and offset -8: the lane's address wraps below 0,
+  // so the offsets' runs are not the pointers' (gatherLoadKernel's fallback); the lane, the
+  // only active one, faults as the unfused load would.
+  LoadedKernel k = loadKernel(R"(
+module {
+  tt.func public @k(%out: !tt.ptr<f32>) {
+    %c16 = arith.constant 16 : i64
+    %base = tt.int_to_ptr %c16 : i64 -> !tt.ptr<f32>
+    %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %c8 = arith.constant dense<8> : tensor<8xi32>
+    %off = arith.subi %r, %c8 : tensor<8xi32>
+    %c3 = arith.constant dense<3> : tensor<8xi32>
+    %m = arith.cmpi eq, %r, %c3 : tensor<8xi32>
+    %b = tt.splat %base : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+    %p = tt.addptr %b, %off : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    %v = tt.load %p, %m : tensor<8x!tt.ptr<f32>> loc("k.py":7:8)
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %r : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    tt.store %op, %v : tensor<8x!tt.ptr<f32>>
+    tt.return
+  }
+}
+)");
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<float> out(8, 2.0f);
+  LaunchResult r =
+      launch(*k.kernel, {pointer("out", viewOf(out, DType::F32))}, {ptrArg(0)}, {1, 1, 1});
+  REQUIRE(r.error.empty());
+  REQUIRE(r.fault);
+  CHECK(r.fault->kind == "out_of_bounds");
+  CHECK(r.fault->element == 3);
+  CHECK(r.fault->location == "k.py:7:8");
+  CHECK(out == std::vector<float>(8, 2.0f));
 }

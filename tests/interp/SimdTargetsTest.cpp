@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -376,6 +377,55 @@ TEST_CASE("lane runs: pointer breaks and active lanes land on the right bits on 
       CHECK(got == active);
       simd::laneActive(nullptr, n, got.data());
       CHECK(got == all);
+    });
+  }
+}
+
+TEST_CASE("gather runs: offset breaks, their span and repeated lanes on every target") {
+  // The definitions, by plain loops: lane j breaks iff it is lane 0, the previous offset is
+  // INT32_MAX (its successor wraps) or off[j] != off[j - 1] + 1; lo and hi the least and
+  // greatest offset; a repeat ends at the first lane from `from` whose offset (or pointer)
+  // differs from lane from - 1's.
+  std::mt19937 rng(12);
+  for (int64_t n : {1, 5, 16, 63, 64, 65, 200, 1000 + 7}) {
+    CAPTURE(n);
+    std::vector<int32_t> off;
+    while (int64_t(off.size()) < n) {
+      const int kind = int(rng() % 4);
+      const int32_t start = kind == 3 ? INT32_MAX - 2 : int32_t(rng() % 1000) - 500;
+      for (int64_t len = 1 + rng() % 40, k = 0; k < len && int64_t(off.size()) < n; ++k)
+        off.push_back(kind == 0 ? start : kind == 1 ? int32_t(rng()) : start + int32_t(k % 3));
+    }
+    if (n > 10)
+      off[size_t(n / 2)] = INT32_MIN; // after whatever came before: a break, the least value
+    const size_t words = size_t((n + 63) / 64);
+    std::vector<uint64_t> breaks(words, 0);
+    for (int64_t j = 0; j < int64_t(words) * 64; ++j) {
+      const bool broken =
+          j >= n || j == 0 || off[j - 1] == INT32_MAX || int64_t(off[j]) != int64_t(off[j - 1]) + 1;
+      breaks[j / 64] |= uint64_t(broken) << (j % 64);
+    }
+    const int32_t lo = *std::min_element(off.begin(), off.end());
+    const int32_t hi = *std::max_element(off.begin(), off.end());
+    std::vector<uint64_t> pointers(off.size());
+    for (size_t j = 0; j < off.size(); ++j)
+      pointers[j] = (uint64_t(2) << 48) + uint64_t(int64_t(off[j]) * 4 + (int64_t(1) << 40));
+    onEveryTarget([&] {
+      std::vector<uint64_t> got(words, 0x5555);
+      int32_t gotLo = 0, gotHi = 0;
+      simd::offsetBreaks(off.data(), n, got.data(), gotLo, gotHi);
+      CHECK(got == breaks);
+      CHECK(gotLo == lo);
+      CHECK(gotHi == hi);
+      int wrong = 0;
+      for (int64_t from = 1; from < n; ++from) {
+        int64_t end = from;
+        while (end < n && off[size_t(end)] == off[size_t(from - 1)])
+          ++end;
+        wrong += simd::repeatedOffsetEnd(off.data(), from, n) != end;
+        wrong += simd::repeatedPointerEnd(pointers.data(), from, n) != end;
+      }
+      CHECK(wrong == 0);
     });
   }
 }

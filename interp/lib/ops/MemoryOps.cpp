@@ -56,6 +56,14 @@ public:
     simd::laneBreaks(p, n, size, f.laneCuts.data());
     combine(f, f.laneCuts.data(), mask);
   }
+  /// Runs whose breaks findBreaks(words) writes into the cursor's own words (a gather's, from
+  /// its offsets: OffsetGather).
+  template <class FindBreaks>
+  LaneRunCursor(Frame &f, const uint8_t *mask, int64_t n, FindBreaks findBreaks) : n_(n) {
+    reserve(f);
+    findBreaks(f.laneCuts.data());
+    combine(f, f.laneCuts.data(), mask);
+  }
   /// Runs of pointers whose breaks are known already (Frame::startRuns).
   LaneRunCursor(Frame &f, const uint64_t *breaks, const uint8_t *mask, int64_t n) : n_(n) {
     reserve(f);
@@ -226,6 +234,21 @@ struct PointerBlock {
 inline int64_t repeatedPointerEnd(const PointerBlock &block, int64_t from, int64_t n) {
   return simd::repeatedPointerEnd(block.p, from, n);
 }
+/// The lanes of a gather (OffsetGather): the base advanced by each lane's i32 offset in
+/// elements, as tt.addptr makes them.
+struct GatherLanes {
+  uint64_t base;
+  const int32_t *off;
+  unsigned shift; ///< log2 of the element's bytes
+  uint64_t operator()(int64_t i) const {
+    return tagged::advance(base, int64_t(uint64_t(int64_t(off[i])) << shift));
+  }
+};
+/// Lanes that repeat an offset repeat its pointer, and (no address wrapping: gatherLoadKernel
+/// checks) only those.
+inline int64_t repeatedPointerEnd(const GatherLanes &lanes, int64_t from, int64_t n) {
+  return simd::repeatedOffsetEnd(lanes.off, from, n);
+}
 template <class PointerOf>
 int64_t repeatedPointerEnd(const PointerOf &pointerOf, int64_t from, int64_t n) {
   const uint64_t repeated = pointerOf(from - 1);
@@ -331,6 +354,37 @@ template <DType D, MaskKind K, bool HasOther> void loadKernel(Frame &f, const In
   if (runs.whole() && f.memory->immutable(p[0]) && readInPlace<D>(f, in, p[0], n))
     return;
   loadRuns<D, HasOther>(f, in, runs, PointerBlock{p}, other, f.atHome<Repr<D>>(in.results[0]), n);
+}
+
+/// tt.load through a gather's pointers (OffsetGather): operands (base, offsets, [mask],
+/// [other]). The runs of consecutive lanes come from the offsets, which is right when no
+/// lane's address leaves the address space (carrying into the tag, as laneBreaks guards
+/// against); otherwise the pointers are made as tt.addptr would make them.
+template <DType D, MaskKind K, bool HasOther> void gatherLoadKernel(Frame &f, const Instr &in) {
+  constexpr int64_t size = int64_t(byteSize(D));
+  const GatherLanes lanes{*f.at<uint64_t>(in.operands[0]), f.at<int32_t>(in.operands[1]),
+                          log2Size<D>()};
+  const Repr<D> *other =
+      HasOther ? f.at<Repr<D>>(in.operands[static_cast<const AccessData *>(in.data)->other])
+               : nullptr;
+  const int64_t n = in.n;
+  const uint8_t *mask = activeLanes<K>(f, in, 2);
+  int32_t lo = 0, hi = 0;
+  LaneRunCursor runs(f, mask, n,
+                     [&](uint64_t *breaks) { simd::offsetBreaks(lanes.off, n, breaks, lo, hi); });
+  const int64_t address = int64_t(tagged::address(lanes.base));
+  if (n > 0 && address + int64_t(lo) * size >= 0 &&
+      address + (int64_t(hi) + 1) * size - 1 <= int64_t(tagged::kAddressMask)) {
+    if (runs.whole() && f.memory->immutable(lanes(0)) && readInPlace<D>(f, in, lanes(0), n))
+      return;
+    loadRuns<D, HasOther>(f, in, runs, lanes, other, f.atHome<Repr<D>>(in.results[0]), n);
+    return;
+  }
+  f.lanePointers.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i)
+    f.lanePointers[size_t(i)] = lanes(i);
+  loadLanes<D, HasOther>(f, in, f.lanePointers.data(), mask, other,
+                         f.atHome<Repr<D>>(in.results[0]), n);
 }
 
 /// Sets known.rowLength and rowBytes from its runs and offsets.
@@ -1119,6 +1173,35 @@ bool lowerOuterAccess(mlir::Operation *op, const OuterPointers &outer, DType d, 
   return true;
 }
 
+/// Lowers a tt.load through a gather's pointers (OffsetGather, Fusion.h).
+bool lowerGatherLoad(mlir::Operation *op, const OffsetGather &gather, DType d, Lowerer &L) {
+  std::vector<SlotId> operands{L.use(gather.base), L.use(gather.offsets)};
+  AccessData data;
+  MaskKind kind = useMask(op, 1, L, operands, data);
+  const bool hasOther = op->getNumOperands() > 2;
+  if (hasOther) {
+    data.other = int(operands.size());
+    operands.push_back(L.use(op->getOperand(2)));
+  }
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  ExecFn fn = visitAny(d, [&](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    return visitMaskKind(kind, [&](auto k) -> ExecFn {
+      constexpr MaskKind K = decltype(k)::value;
+      if constexpr (K == MaskKind::Outer)
+        return nullptr; // a 1-D access has no outer mask
+      else
+        return hasOther ? &gatherLoadKernel<D, K, true> : &gatherLoadKernel<D, K, false>;
+    });
+  });
+  if (!fn)
+    return L.error(op, "internal error: a gather with an outer mask");
+  L.emit(op, fn, operands, {r}, L.keep(data));
+  return true;
+}
+
 bool lowerLoad(mlir::Operation *op, Lowerer &L) {
   // A block pointer carries its own shape, strides and bounds.
   if (mlir::triton::isTensorPointerType(op->getOperand(0).getType()))
@@ -1130,6 +1213,8 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
     return lowerFusedAccess(op, *a, *d, L);
   if (const OuterPointers *outer = L.outerPointers(op->getOperand(0)))
     return lowerOuterAccess(op, *outer, *d, L);
+  if (const OffsetGather *gather = L.offsetGather(op->getOperand(0)))
+    return lowerGatherLoad(op, *gather, *d, L);
   // tt.load(ptr, mask, other) -> (ptr[, counter of an advanced pointer], mask, other), the
   // mask an outer mask's rows and columns where it is one.
   const Lowerer::AdvancedPointer *advanced = L.advancedPointer(op->getOperand(0));

@@ -283,6 +283,58 @@ void LaneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
   }
 }
 
+void OffsetBreaks(const int32_t *off, int64_t n, uint64_t *breaks, int32_t &lo, int32_t &hi) {
+  const hn::ScalableTag<int32_t> d;
+  const int64_t lanes = int64_t(hn::Lanes(d));
+  const auto one = hn::Set(d, 1), largest = hn::Set(d, INT32_MAX);
+  auto vlo = hn::Set(d, INT32_MAX), vhi = hn::Set(d, INT32_MIN);
+  int32_t slo = INT32_MAX, shi = INT32_MIN;
+  auto breakAt = [&](int64_t j) {
+    slo = std::min(slo, off[j]);
+    shi = std::max(shi, off[j]);
+    return j == 0 || off[j - 1] == INT32_MAX || off[j] != off[j - 1] + 1;
+  };
+  uint8_t bits[8];
+  for (int64_t base = 0; base < n; base += 64) {
+    const int64_t end = std::min(n, base + 64);
+    uint64_t word = end - base == 64 ? 0 : ~uint64_t(0) << (end - base); // past n: breaks
+    int64_t j = base;
+    for (; j < end && j < lanes; ++j) // the first group reads no lane before 0
+      word |= uint64_t(breakAt(j)) << (j - base);
+    for (; j + lanes <= end; j += lanes) {
+      const auto cur = hn::LoadU(d, off + j), prev = hn::LoadU(d, off + j - 1);
+      vlo = hn::Min(vlo, cur);
+      vhi = hn::Max(vhi, cur);
+      // prev + 1 wraps only for INT32_MAX, which the second compare catches.
+      const auto broken = hn::Or(hn::Ne(cur, hn::Add(prev, one)), hn::Eq(prev, largest));
+      uint64_t group = 0;
+      std::memcpy(&group, bits, hn::StoreMaskBits(d, broken, bits));
+      word |= group << (j - base);
+    }
+    for (; j < end; ++j)
+      word |= uint64_t(breakAt(j)) << (j - base);
+    breaks[base >> 6] = word;
+  }
+  lo = std::min(slo, hn::GetLane(hn::MinOfLanes(d, vlo)));
+  hi = std::max(shi, hn::GetLane(hn::MaxOfLanes(d, vhi)));
+}
+
+int64_t RepeatedOffsetEnd(const int32_t *off, int64_t from, int64_t n) {
+  const hn::ScalableTag<int32_t> d;
+  const int64_t lanes = int64_t(hn::Lanes(d));
+  const int32_t repeated = off[from - 1];
+  const auto v = hn::Set(d, repeated);
+  int64_t j = from;
+  for (; j + lanes <= n; j += lanes) {
+    const intptr_t other = hn::FindFirstTrue(d, hn::Ne(hn::LoadU(d, off + j), v));
+    if (other >= 0)
+      return j + other;
+  }
+  while (j < n && off[j] == repeated)
+    ++j;
+  return j;
+}
+
 int64_t RepeatedPointerEnd(const uint64_t *p, int64_t from, int64_t n) {
   const hn::ScalableTag<uint64_t> d;
   const int64_t lanes = int64_t(hn::Lanes(d));
@@ -403,6 +455,8 @@ HWY_EXPORT(AddOffsets);
 HWY_EXPORT(LaneBreaks);
 HWY_EXPORT(LaneActive);
 HWY_EXPORT(RepeatedPointerEnd);
+HWY_EXPORT(OffsetBreaks);
+HWY_EXPORT(RepeatedOffsetEnd);
 HWY_EXPORT(TargetName);
 
 void gemm(const float *a, const float *b, const float *c, float *out, int64_t m, int64_t n,
@@ -436,6 +490,12 @@ void laneActive(const uint8_t *mask, int64_t n, uint64_t *active) {
 }
 int64_t repeatedPointerEnd(const uint64_t *p, int64_t from, int64_t n) {
   return HWY_DYNAMIC_DISPATCH(RepeatedPointerEnd)(p, from, n);
+}
+void offsetBreaks(const int32_t *off, int64_t n, uint64_t *breaks, int32_t &lo, int32_t &hi) {
+  HWY_DYNAMIC_DISPATCH(OffsetBreaks)(off, n, breaks, lo, hi);
+}
+int64_t repeatedOffsetEnd(const int32_t *off, int64_t from, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(RepeatedOffsetEnd)(off, from, n);
 }
 void map(MathFn fn, const float *x, float *y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(Map)(fn, x, y, n);

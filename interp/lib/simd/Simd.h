@@ -78,6 +78,13 @@ void laneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks);
 /// The first lane j >= from (from >= 1) whose pointer is not p[from - 1], or n: the extent of
 /// lanes that read one element (a gather of one weight per channel).
 int64_t repeatedPointerEnd(const uint64_t *p, int64_t from, int64_t n);
+/// laneBreaks for the lanes of a gather, `base + off[j]` (Fusion.h, OffsetGather): bit j
+/// iff j is 0 or off[j] != off[j - 1] + 1 (off[j - 1] = INT32_MAX included: its successor
+/// wraps); bits past n come back set. Also the least and greatest offset, so the caller can
+/// check that no lane's address wraps the address space (then these are the pointers' breaks).
+void offsetBreaks(const int32_t *off, int64_t n, uint64_t *breaks, int32_t &lo, int32_t &hi);
+/// The first lane j >= from (from >= 1) whose offset is not off[from - 1], or n.
+int64_t repeatedOffsetEnd(const int32_t *off, int64_t from, int64_t n);
 /// `active` has bit j iff mask[j] != 0 (every lane of n when mask is null; bits past n clear).
 void laneActive(const uint8_t *mask, int64_t n, uint64_t *active);
 

@@ -594,8 +594,9 @@ TEST_CASE("i32 division by a splatted divisor agrees with C++ for every kind of 
       // k * d + e for k across the quotient's range, e in -1..1: signed and unsigned.
       const int64_t k = int64_t(rng()) % (int64_t(1) << (1 + rng() % 32));
       const int64_t e = int64_t(rng() % 3) - 1;
-      a.push_back(int32_t(uint32_t(uint64_t(k * d + e))));
-      a.push_back(int32_t(uint32_t(uint64_t(k * ud + e))));
+      // Only the low 32 bits are kept: the products wrap, in unsigned arithmetic.
+      a.push_back(int32_t(uint32_t(uint64_t(k) * uint64_t(int64_t(d)) + uint64_t(e))));
+      a.push_back(int32_t(uint32_t(uint64_t(k) * uint64_t(ud) + uint64_t(e))));
       a.push_back(int32_t(rng()));
     }
     a.resize(size_t(n));

@@ -319,36 +319,28 @@ void OffsetBreaks(const int32_t *off, int64_t n, uint64_t *breaks, int32_t &lo, 
   hi = std::max(shi, hn::GetLane(hn::MaxOfLanes(d, vhi)));
 }
 
-int64_t RepeatedOffsetEnd(const int32_t *off, int64_t from, int64_t n) {
-  const hn::ScalableTag<int32_t> d;
+// The first lane j >= from whose value differs from lane from - 1's (repeated offsets or
+// pointers of a gather), or n.
+template <class T> int64_t RepeatedEnd(const T *v, int64_t from, int64_t n) {
+  const hn::ScalableTag<T> d;
   const int64_t lanes = int64_t(hn::Lanes(d));
-  const int32_t repeated = off[from - 1];
-  const auto v = hn::Set(d, repeated);
+  const T repeated = v[from - 1];
+  const auto same = hn::Set(d, repeated);
   int64_t j = from;
   for (; j + lanes <= n; j += lanes) {
-    const intptr_t other = hn::FindFirstTrue(d, hn::Ne(hn::LoadU(d, off + j), v));
+    const intptr_t other = hn::FindFirstTrue(d, hn::Ne(hn::LoadU(d, v + j), same));
     if (other >= 0)
       return j + other;
   }
-  while (j < n && off[j] == repeated)
+  while (j < n && v[j] == repeated)
     ++j;
   return j;
 }
-
+int64_t RepeatedOffsetEnd(const int32_t *off, int64_t from, int64_t n) {
+  return RepeatedEnd(off, from, n);
+}
 int64_t RepeatedPointerEnd(const uint64_t *p, int64_t from, int64_t n) {
-  const hn::ScalableTag<uint64_t> d;
-  const int64_t lanes = int64_t(hn::Lanes(d));
-  const uint64_t repeated = p[from - 1];
-  const auto v = hn::Set(d, repeated);
-  int64_t j = from;
-  for (; j + lanes <= n; j += lanes) {
-    const intptr_t other = hn::FindFirstTrue(d, hn::Ne(hn::LoadU(d, p + j), v));
-    if (other >= 0)
-      return j + other;
-  }
-  while (j < n && p[j] == repeated)
-    ++j;
-  return j;
+  return RepeatedEnd(p, from, n);
 }
 
 void LaneActive(const uint8_t *mask, int64_t n, uint64_t *active) {

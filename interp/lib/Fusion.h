@@ -94,7 +94,9 @@ inline bool rangeLane(Int start, int64_t rangeStart, Int bound, bool isUnsigned,
 template <class Int>
 inline std::optional<int64_t> rangePrefix(Int start, int64_t rangeStart, Int bound, bool isUnsigned,
                                           int64_t n) {
-  using Wide = __int128; // holds every sum below of two i64 values
+  // Holds every sum below: of two i64 values in 128 bits; for i32 offsets, whose rangeStart is
+  // make_range's i32 start, in 64 (the common case, kept to plain compares).
+  using Wide = std::conditional_t<sizeof(Int) == 4, int64_t, __int128>;
   Wide first = Wide(start) + rangeStart;
   if (first < std::numeric_limits<Int>::min() || first + n - 1 > std::numeric_limits<Int>::max() ||
       (isUnsigned && first < 0))

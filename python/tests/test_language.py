@@ -1,8 +1,8 @@
 """Triton language features user code relies on, on ttinterp, checked against torch.
 
 @triton.heuristics, tl.device_print, libdevice calls, host TensorDescriptor arguments, atomics,
-tl.dot precisions, 2-D grids over strided views, bool and float scalar arguments, and
-do_not_specialize.
+tl.dot precisions, 2-D grids over strided views, bool and float scalar arguments,
+do_not_specialize, and the gathers and divisions of real normalisation kernels.
 """
 import numpy as np
 import pytest
@@ -148,6 +148,57 @@ def test_int64_offsets_with_a_masked_tail_match_torch():
     dyt_kernel[(2, 40)](x, y, alpha, gamma, beta, N=300, BLOCK_N=256)
     ref = gamma.double() * torch.tanh(x.double() * 0.7) + beta.double()
     torch.testing.assert_close(y, ref.float(), rtol=2e-6, atol=1e-6)
+
+
+@triton.jit
+def group_norm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, hidden, channels_per_group, eps,
+                      BLOCK: tl.constexpr):
+    # Liger-Kernel's group norm forward: tl.sum of a 1-D block (a reshape to its own type), the
+    # channel `offs // per_channel` (a splatted i32 divisor) and the weight gathered per channel.
+    batch, group = tl.program_id(0), tl.program_id(1)
+    groups = tl.num_programs(1)
+    x_ptr += (batch * groups + group) * hidden
+    y_ptr += (batch * groups + group) * hidden
+    offs = tl.arange(0, BLOCK)
+    mask = offs < hidden
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    mean = tl.sum(x) / hidden
+    var = tl.sum(x * x) / hidden - mean * mean
+    rstd = 1 / tl.sqrt(var + eps)
+    channel = group * channels_per_group + offs // (hidden // channels_per_group)
+    w = tl.load(w_ptr + channel, mask=mask)
+    b = tl.load(b_ptr + channel, mask=mask)
+    tl.store(y_ptr + offs, (x - mean) * rstd * w + b, mask=mask)
+
+
+def test_group_norm_with_per_channel_gathers_matches_torch():
+    gen = torch.Generator().manual_seed(13)
+    n, c, spatial, groups = 3, 12, 50, 4  # 3 channels of 50 a group: 150 of a 256 block
+    x = torch.randn(n, c, spatial, generator=gen)
+    w, b = torch.randn(c, generator=gen), torch.randn(c, generator=gen)
+    y = torch.full_like(x, 123.0)
+    group_norm_kernel[(n, groups)](x, y, w, b, 150, c // groups, 1e-5, BLOCK=256)
+    ref = torch.nn.functional.group_norm(x.double(), groups, w.double(), b.double(), 1e-5)
+    torch.testing.assert_close(y, ref.float(), rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def index_gather_kernel(x_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # out[i] = x[idx[i]]: a gather through loaded i32 indices, runs and repeats among them.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    idx = tl.load(idx_ptr + offs, mask=mask, other=0)
+    tl.store(out_ptr + offs, tl.load(x_ptr + idx, mask=mask), mask=mask)
+
+
+def test_gather_through_loaded_indices_matches_torch():
+    gen = torch.Generator().manual_seed(17)
+    x = torch.randn(1000, generator=gen)
+    idx = torch.cat([torch.arange(100, 300), torch.full((150, ), 7),
+                     torch.randint(0, 1000, (350, ), generator=gen)]).to(torch.int32)
+    out = torch.zeros(700)
+    index_gather_kernel[(3, )](x, idx, out, 700, BLOCK=256)
+    assert torch.equal(out, x[idx.long()])
 
 
 @triton.jit

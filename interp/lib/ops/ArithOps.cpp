@@ -151,23 +151,7 @@ template <DType D, DivKind K, bool SplatDivisor> void divKernel(Frame &f, const 
     simd::intDivide32(op, a, b, SplatDivisor, r, n);
     return;
   }
-  if constexpr (sizeof(T) <= 4 && std::is_integral_v<T> && truncating) {
-    // Up to 32 bits, the quotient is the double quotient truncated, exactly: it is off
-    // the true one by at most |a / b| 2^-53 < 2^-21 / |b|, less than the 1 / |b| between a
-    // fraction and the next integer, and an integer quotient is exact. The 64-bit idiv a
-    // lane it replaces was a third of a group norm's launch, which this took from 15.4 to
-    // 11.0 ms (docs/performance.md, twenty-seventh round).
-    constexpr bool isUnsigned = K == DivKind::DivUI || K == DivKind::RemUI;
-    constexpr bool remainder = K == DivKind::RemSI || K == DivKind::RemUI;
-    for (int64_t i = 0; i < n; ++i) {
-      const T bi = divisor(i);
-      const int64_t x = isUnsigned ? int64_t(unsignedValue<D>(a[i])) : signedValue<D>(a[i]);
-      const int64_t y = isUnsigned ? int64_t(unsignedValue<D>(bi)) : signedValue<D>(bi);
-      const int64_t q = int64_t(double(x) / double(y)); // MIN / -1 is 2^31: wraps to MIN
-      r[i] = wrap<D>(T(U(uint64_t(remainder ? x - q * y : q))));
-    }
-    return;
-  }
+  // Other widths and the rounding kinds (rare in kernels): 64-bit integer division a lane.
   for (int64_t i = 0; i < n; ++i) {
     int64_t sa = signedValue<D>(a[i]), sb = signedValue<D>(divisor(i));
     uint64_t ua = unsignedValue<D>(a[i]), ub = unsignedValue<D>(divisor(i));

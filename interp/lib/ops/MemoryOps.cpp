@@ -1173,35 +1173,6 @@ bool lowerOuterAccess(mlir::Operation *op, const OuterPointers &outer, DType d, 
   return true;
 }
 
-/// Lowers a tt.load through a gather's pointers (OffsetGather, Fusion.h).
-bool lowerGatherLoad(mlir::Operation *op, const OffsetGather &gather, DType d, Lowerer &L) {
-  std::vector<SlotId> operands{L.use(gather.base), L.use(gather.offsets)};
-  AccessData data;
-  MaskKind kind = useMask(op, 1, L, operands, data);
-  const bool hasOther = op->getNumOperands() > 2;
-  if (hasOther) {
-    data.other = int(operands.size());
-    operands.push_back(L.use(op->getOperand(2)));
-  }
-  SlotId r = L.def(op->getResult(0), op);
-  if (r == kNoSlot)
-    return false;
-  ExecFn fn = visitAny(d, [&](auto tag) -> ExecFn {
-    constexpr DType D = decltype(tag)::value;
-    return visitMaskKind(kind, [&](auto k) -> ExecFn {
-      constexpr MaskKind K = decltype(k)::value;
-      if constexpr (K == MaskKind::Outer)
-        return nullptr; // a 1-D access has no outer mask
-      else
-        return hasOther ? &gatherLoadKernel<D, K, true> : &gatherLoadKernel<D, K, false>;
-    });
-  });
-  if (!fn)
-    return L.error(op, "internal error: a gather with an outer mask");
-  L.emit(op, fn, operands, {r}, L.keep(data));
-  return true;
-}
-
 bool lowerLoad(mlir::Operation *op, Lowerer &L) {
   // A block pointer carries its own shape, strides and bounds.
   if (mlir::triton::isTensorPointerType(op->getOperand(0).getType()))
@@ -1213,12 +1184,16 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
     return lowerFusedAccess(op, *a, *d, L);
   if (const OuterPointers *outer = L.outerPointers(op->getOperand(0)))
     return lowerOuterAccess(op, *outer, *d, L);
-  if (const OffsetGather *gather = L.offsetGather(op->getOperand(0)))
-    return lowerGatherLoad(op, *gather, *d, L);
   // tt.load(ptr, mask, other) -> (ptr[, counter of an advanced pointer], mask, other), the
-  // mask an outer mask's rows and columns where it is one.
+  // mask an outer mask's rows and columns where it is one; through a gather's pointers
+  // (OffsetGather, Fusion.h), (base, offsets, mask, other).
+  const OffsetGather *gather = L.offsetGather(op->getOperand(0));
   const Lowerer::AdvancedPointer *advanced = L.advancedPointer(op->getOperand(0));
-  std::vector<SlotId> operands{L.use(op->getOperand(0))};
+  std::vector<SlotId> operands;
+  if (gather)
+    operands = {L.use(gather->base), L.use(gather->offsets)};
+  else
+    operands = {L.use(op->getOperand(0))};
   if (advanced)
     operands.push_back(advanced->counter);
   AccessData data;
@@ -1241,12 +1216,20 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
     constexpr DType D = decltype(tag)::value;
     auto pick = [&](auto k) -> ExecFn {
       constexpr MaskKind K = decltype(k)::value;
+      if (gather) {
+        if constexpr (K == MaskKind::Outer)
+          return nullptr; // a 1-D access has no outer mask
+        else
+          return hasOther ? &gatherLoadKernel<D, K, true> : &gatherLoadKernel<D, K, false>;
+      }
       if (advanced)
         return hasOther ? &advancedLoadKernel<D, K, true> : &advancedLoadKernel<D, K, false>;
       return hasOther ? &loadKernel<D, K, true> : &loadKernel<D, K, false>;
     };
     return visitMaskKind(kind, pick);
   });
+  if (!fn)
+    return L.error(op, "internal error: a gather with an outer mask");
   L.emit(op, fn, operands, {r}, L.keep(data));
   return true;
 }

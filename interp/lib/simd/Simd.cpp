@@ -249,32 +249,25 @@ void AddOffsets(const uint64_t *p, bool splatBase, const int32_t *off, unsigned 
   }
 }
 
-// Runs of consecutive lanes (laneBreaks and laneActive in Simd.h), found for a whole tensor
-// in one pass of vector compares. Each word of bits is gathered in a register and stored once.
-// Vector groups start at multiples of the vector width, a power of two that divides 64, so a
-// group's bits never straddle two words.
-void LaneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
-  const hn::ScalableTag<uint64_t> d;
+// Runs of consecutive lanes (laneBreaks, offsetBreaks and laneActive in Simd.h), found for a
+// whole tensor in one pass of vector compares. Each word of bits is gathered in a register and
+// stored once. Vector groups start at multiples of the vector width, a power of two that
+// divides 64, so a group's bits never straddle two words. breakAt(j) says lane j breaks one
+// lane at a time (the first group, which must read no lane before 0, and the tail);
+// brokenFrom(j) says it for the vector group of lanes j.. as a mask of `d`.
+template <class D, class BreakAt, class BrokenFrom>
+void breakWords(D d, int64_t n, uint64_t *breaks, BreakAt breakAt, BrokenFrom brokenFrom) {
   const int64_t lanes = int64_t(hn::Lanes(d));
-  const auto vstep = hn::Set(d, step), vaddress = hn::Set(d, tagged::kAddressMask);
-  // p[j] == p[j - 1] + step with an address below the step carried into the tag: another
-  // buffer's pointer, never the same run.
-  auto breakAt = [&](int64_t j) {
-    return j == 0 || p[j] != p[j - 1] + step || tagged::address(p[j]) < step;
-  };
   uint8_t bits[8];
   for (int64_t base = 0; base < n; base += 64) {
     const int64_t end = std::min(n, base + 64);
     uint64_t word = end - base == 64 ? 0 : ~uint64_t(0) << (end - base); // past n: breaks
     int64_t j = base;
-    for (; j < end && j < lanes; ++j) // the first group reads no lane before 0
+    for (; j < end && j < lanes; ++j)
       word |= uint64_t(breakAt(j)) << (j - base);
     for (; j + lanes <= end; j += lanes) {
-      auto cur = hn::LoadU(d, p + j);
-      auto broken = hn::Or(hn::Ne(cur, hn::Add(hn::LoadU(d, p + j - 1), vstep)),
-                           hn::Lt(hn::And(cur, vaddress), vstep));
       uint64_t group = 0;
-      std::memcpy(&group, bits, hn::StoreMaskBits(d, broken, bits));
+      std::memcpy(&group, bits, hn::StoreMaskBits(d, brokenFrom(j), bits));
       word |= group << (j - base);
     }
     for (; j < end; ++j)
@@ -283,38 +276,40 @@ void LaneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
   }
 }
 
+void LaneBreaks(const uint64_t *p, int64_t n, uint64_t step, uint64_t *breaks) {
+  const hn::ScalableTag<uint64_t> d;
+  const auto vstep = hn::Set(d, step), vaddress = hn::Set(d, tagged::kAddressMask);
+  // p[j] == p[j - 1] + step with an address below the step carried into the tag: another
+  // buffer's pointer, never the same run.
+  breakWords(
+      d, n, breaks,
+      [&](int64_t j) { return j == 0 || p[j] != p[j - 1] + step || tagged::address(p[j]) < step; },
+      [&](int64_t j) {
+        const auto cur = hn::LoadU(d, p + j);
+        return hn::Or(hn::Ne(cur, hn::Add(hn::LoadU(d, p + j - 1), vstep)),
+                      hn::Lt(hn::And(cur, vaddress), vstep));
+      });
+}
+
 void OffsetBreaks(const int32_t *off, int64_t n, uint64_t *breaks, int32_t &lo, int32_t &hi) {
   const hn::ScalableTag<int32_t> d;
-  const int64_t lanes = int64_t(hn::Lanes(d));
   const auto one = hn::Set(d, 1), largest = hn::Set(d, INT32_MAX);
   auto vlo = hn::Set(d, INT32_MAX), vhi = hn::Set(d, INT32_MIN);
   int32_t slo = INT32_MAX, shi = INT32_MIN;
-  auto breakAt = [&](int64_t j) {
-    slo = std::min(slo, off[j]);
-    shi = std::max(shi, off[j]);
-    return j == 0 || off[j - 1] == INT32_MAX || off[j] != off[j - 1] + 1;
-  };
-  uint8_t bits[8];
-  for (int64_t base = 0; base < n; base += 64) {
-    const int64_t end = std::min(n, base + 64);
-    uint64_t word = end - base == 64 ? 0 : ~uint64_t(0) << (end - base); // past n: breaks
-    int64_t j = base;
-    for (; j < end && j < lanes; ++j) // the first group reads no lane before 0
-      word |= uint64_t(breakAt(j)) << (j - base);
-    for (; j + lanes <= end; j += lanes) {
-      const auto cur = hn::LoadU(d, off + j), prev = hn::LoadU(d, off + j - 1);
-      vlo = hn::Min(vlo, cur);
-      vhi = hn::Max(vhi, cur);
-      // prev + 1 wraps only for INT32_MAX, which the second compare catches.
-      const auto broken = hn::Or(hn::Ne(cur, hn::Add(prev, one)), hn::Eq(prev, largest));
-      uint64_t group = 0;
-      std::memcpy(&group, bits, hn::StoreMaskBits(d, broken, bits));
-      word |= group << (j - base);
-    }
-    for (; j < end; ++j)
-      word |= uint64_t(breakAt(j)) << (j - base);
-    breaks[base >> 6] = word;
-  }
+  breakWords(
+      d, n, breaks,
+      [&](int64_t j) {
+        slo = std::min(slo, off[j]);
+        shi = std::max(shi, off[j]);
+        return j == 0 || off[j - 1] == INT32_MAX || off[j] != off[j - 1] + 1;
+      },
+      [&](int64_t j) {
+        const auto cur = hn::LoadU(d, off + j), prev = hn::LoadU(d, off + j - 1);
+        vlo = hn::Min(vlo, cur);
+        vhi = hn::Max(vhi, cur);
+        // prev + 1 wraps only for INT32_MAX, which the second compare catches.
+        return hn::Or(hn::Ne(cur, hn::Add(prev, one)), hn::Eq(prev, largest));
+      });
   lo = std::min(slo, hn::GetLane(hn::MinOfLanes(d, vlo)));
   hi = std::max(shi, hn::GetLane(hn::MaxOfLanes(d, vhi)));
 }

@@ -563,6 +563,7 @@ int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::
     printHazards(result, report_.launches.back());
   if (result.status == interp::LaunchResult::Status::Faulted)
     return fault(index, l, k, *result.fault, result.droppedBytes);
+  report_.launches.back().bytesIn = result.bytesIn; // with what was copied in as touched
   report_.launches.back().donated = [&] {
     std::vector<std::string> names;
     for (size_t d : l.donate)

@@ -38,7 +38,7 @@ struct LaunchReport {
   uint64_t hazardBytes = 0; ///< All conflicting bytes (hazards lists at most 100 ranges).
   std::vector<std::string> donated; ///< Buffers this launch donated.
   std::string native;               ///< The cubin or PTX a native launch ran (empty: interpreted).
-  uint64_t bytesIn = 0;  ///< Copied into shadows when the launch was prepared.
+  uint64_t bytesIn = 0;  ///< Copied into shadows, before the launch ran or as it touched them.
   uint64_t bytesOut = 0; ///< Written back by the syncs and steps that follow it.
 };
 

@@ -135,7 +135,7 @@ LaunchResult Launcher::launch(const LaunchRequest &request,
     result.status = LaunchResult::Status::BadInput;
     return result;
   }
-  result.bytesIn = session_.stats().bytesIn - inBefore;
+  result.bytesIn = session_.stats().bytesIn - inBefore; // so far: beforeRun sees this
   for (const PointerArgument &p : pointers)
     result.access.push_back(p.access);
 
@@ -164,6 +164,8 @@ LaunchResult Launcher::launch(const LaunchRequest &request,
   std::optional<Fault> f = request.kernel->run(request.values, memory, run);
   if (request.plan.hazards)
     collectHazards(tracker, request, result);
+  // Large read-write regions are copied in as the programs touch them (ShadowState::OnTouch).
+  result.bytesIn = session_.stats().bytesIn - inBefore;
   if (f) {
     LaunchResult failed = fail(std::move(*f), request.buffers);
     result.status = failed.status;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <thread>
 
 namespace ttinterp {
 
@@ -275,6 +276,8 @@ const char *shadowStateName(ShadowState s) {
     return "in place";
   case ShadowState::FreshPages:
     return "in place (fresh pages, rolled back on a fault)";
+  case ShadowState::OnTouch:
+    return "shadow (copied in as touched)";
   }
   return "?";
 }
@@ -295,6 +298,35 @@ void Region::allocate(ByteRange r, unsigned threads) {
   state_ = ShadowState::WrittenOnly;
   placeShadow(r.hi - r.lo, threads);
   dirty.resize(r.hi - r.lo);
+}
+
+void Region::copyInOnTouch() {
+  const size_t chunks = (range.hi - range.lo + kFillChunk - 1) / kFillChunk;
+  fill_ = std::make_unique<std::atomic<uint8_t>[]>(chunks); // value-initialised: kUnfilled
+  state_ = ShadowState::OnTouch;
+}
+
+void Region::fillChunks(size_t first, size_t last) {
+  const size_t size = range.hi - range.lo;
+  for (size_t c = first; c <= last; ++c) {
+    std::atomic<uint8_t> &state = fill_[c];
+    uint8_t seen = state.load(std::memory_order_acquire);
+    if (seen == kFilled)
+      continue;
+    if (seen == kUnfilled &&
+        state.compare_exchange_strong(seen, kFilling, std::memory_order_acquire)) {
+      // Host memory only (Session::prepare): the caller's bytes are read where they are. No
+      // chunk holds a dirty byte before it is filled: every access fills what it touches first.
+      const size_t at = c * kFillChunk, n = std::min(kFillChunk, size - at);
+      std::memcpy(shadow_ + at, reinterpret_cast<const void *>(uintptr_t(range.lo + at)), n);
+      bytesFilled_.fetch_add(n, std::memory_order_relaxed);
+      state.store(kFilled, std::memory_order_release);
+      continue;
+    }
+    // Another worker is copying it (a few hundred nanoseconds, unless it lost its core).
+    while (state.load(std::memory_order_acquire) != kFilled)
+      std::this_thread::yield();
+  }
 }
 
 void Region::adoptFresh(ByteRange r, FreshUndo undo) {
@@ -349,11 +381,13 @@ uint8_t *LaunchMemory::translateUntagged(uint64_t a, uint32_t size, uint32_t *re
   if (it == regions_.begin())
     return nullptr;
   --it;
-  const Region &r = *it->region;
+  Region &r = *it->region;
   if (a + size > r.range.hi || a + size < a)
     return nullptr;
   if (regionIndex)
     *regionIndex = uint32_t(it - regions_.begin());
+  if (r.state() == ShadowState::OnTouch)
+    r.fillTouched(a - r.range.lo, size);
   return r.shadow() + (a - r.range.lo);
 }
 
@@ -449,6 +483,15 @@ struct Interval {
 };
 } // namespace
 
+namespace {
+/// Whether a new shadow (nothing dirty in it yet) that a launch reads is copied in as touched
+/// rather than whole: for host memory, from kCopyInOnTouchMinimum bytes.
+bool copiesInOnTouch(const Region &region) {
+  return region.memory == &HostMemory::instance() &&
+         region.range.hi - region.range.lo >= kCopyInOnTouchMinimum;
+}
+} // namespace
+
 bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemory &out,
                       std::string &error) {
   out = LaunchMemory();
@@ -520,6 +563,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       return std::unique_ptr<Region>();
     };
     auto inherit = [&](Region &region, Region &live) {
+      stats_.bytesIn += live.bytesFilled();
       region.buffers.insert(region.buffers.end(), live.buffers.begin(), live.buffers.end());
       if (live.dirty.size())
         region.dirty.orFrom(live.dirty, live.range.lo - region.range.lo);
@@ -582,7 +626,9 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       }
       if (cursor < span.hi)
         unfilled.push_back({cursor, span.hi});
-      if (reads(access)) {
+      if (reads(access) && lives.empty() && copiesInOnTouch(*region)) {
+        region->copyInOnTouch();
+      } else if (reads(access)) {
         for (const ByteRange &u : unfilled)
           if (!copyInClean(*region, u.lo, u.hi, error))
             return false;
@@ -632,6 +678,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       w.region = index;
       w.writable = region->writable();
       w.streamStores = streamStores;
+      w.onTouch = region->state() == ShadowState::OnTouch ? region : nullptr;
     }
     std::sort(info.arguments.begin(), info.arguments.end());
     out.regions_.push_back(std::move(info));
@@ -706,6 +753,7 @@ bool Session::upgrade(Region &region, Access access, std::string &error) {
   case ShadowState::Full:
   case ShadowState::InPlace:
   case ShadowState::FreshPages: // the caller's bytes, with the writes made so far
+  case ShadowState::OnTouch:    // copied in as accesses touch it, in this launch too
     return true;
   case ShadowState::ReadThrough:
     if (!writes(access))
@@ -717,6 +765,10 @@ bool Session::upgrade(Region &region, Access access, std::string &error) {
     }
     // Never written, so no dirty bytes to keep: a fresh shadow.
     region.allocate(region.range, options_.copyThreads);
+    if (reads(access) && copiesInOnTouch(region)) {
+      region.copyInOnTouch();
+      return true;
+    }
     break;
   case ShadowState::WrittenOnly:
     break;
@@ -827,6 +879,8 @@ bool Session::step(std::string &error) {
       return false;
     region->commit();
   }
+  for (auto &region : regions_)
+    retire(region);
   regions_.clear();
   releasedDonations_.insert(releasedDonations_.end(), pendingDonations_.begin(),
                             pendingDonations_.end());
@@ -842,7 +896,23 @@ const Session::Donation *Session::released(const CallerMemory &memory, ByteRange
 }
 
 // Dropping the regions drops their pending writes: shadows freed, fresh pages rolled back.
-void Session::abandon() { regions_.clear(); }
+void Session::abandon() {
+  for (auto &region : regions_)
+    retire(region);
+  regions_.clear();
+}
+
+void Session::retire(std::unique_ptr<Region> &region) {
+  stats_.bytesIn += region->bytesFilled();
+  region.reset();
+}
+
+TransferStats Session::stats() const {
+  TransferStats s = stats_;
+  for (const auto &region : regions_)
+    s.bytesIn += region->bytesFilled();
+  return s;
+}
 
 uint64_t Session::pendingBytes(const CallerMemory &memory, ByteRange range) const {
   uint64_t total = 0;

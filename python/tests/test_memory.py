@@ -493,3 +493,45 @@ def test_exchange_pages_must_be_a_bool():
     with pytest.raises(ValueError, match="exchange_pages"):
         with ttinterp.options(exchange_pages="yes"):
             pass
+
+
+@triton.jit
+def add_one_to_rows(x_ptr, rows_ptr, row_len, BLOCK: tl.constexpr):
+    row = tl.load(rows_ptr + tl.program_id(0))
+    i = tl.arange(0, BLOCK)
+    p = x_ptr + row * row_len + i
+    tl.store(p, tl.load(p, mask=i < row_len) + 1.0, mask=i < row_len)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_few_rows_of_a_large_tensor_updated_and_a_fault_leaves_it_as_it_was(threads):
+    # 16 MB read and written: copied into its shadow only where the programs touch it.
+    x = torch.randn(4096, 1000)
+    rows = torch.tensor([5, 4000, 17, 2048, 4095, 0], dtype=torch.int32)
+    expected = x.clone()
+    expected[rows.long()] += 1.0
+    with ttinterp.options(threads=threads):
+        add_one_to_rows[(len(rows), )](x, rows, 1000, BLOCK=1024)
+    assert torch.equal(x, expected)
+    before = x.clone()
+    rows[-1] = 1 << 20  # the last program reads far past x, after the others stored
+    with ttinterp.options(threads=threads), pytest.raises(ttinterp.KernelFault):
+        add_one_to_rows[(len(rows), )](x, rows, 1000, BLOCK=1024)
+    assert torch.equal(x, before)
+
+
+@triton.jit
+def store_through_one_view_read_through_the_other(a_ptr, b_ptr, row_len, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    m = i < row_len
+    tl.store(b_ptr + i, tl.full((BLOCK, ), 7.0, tl.float32), mask=m)  # row 0 of b: row 2048 of a
+    tl.store(a_ptr + 10 * row_len + i, tl.load(a_ptr + 2048 * row_len + i, mask=m), mask=m)
+
+
+def test_views_of_a_large_tensor_see_each_others_stores():
+    x = torch.randn(4096, 1000)
+    expected = x.clone()
+    expected[2048] = 7.0
+    expected[10] = 7.0
+    store_through_one_view_read_through_the_other[(1, )](x, x[2048:], 1000, BLOCK=1024)
+    assert torch.equal(x, expected)

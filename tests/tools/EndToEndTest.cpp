@@ -270,6 +270,31 @@ TEST_CASE("alias_of buffers, views, sync and step across launches") {
   CHECK(j["session"]["bytes_out"] == 40);
 }
 
+TEST_CASE("a launch that updates a few elements of a large buffer copies in only their chunk") {
+  TempDir dir;
+  std::string kernel = sourcePath("examples/inplace_add/inplace_add.ttir");
+  // x (4 MiB, read and written) gets x[i] += 10 for i < 4: one 4 KiB chunk is copied in.
+  std::string spec = dir.write("spec.json", R"({"buffers": {
+      "x": {"dtype": "f32", "shape": [1048576], "init": "arange"},
+      "y": {"dtype": "f32", "shape": [4], "init": {"fill": 10}}},
+    "launches": [{"kernel": ")" + kernel + R"(", "grid": [1], "args": ["x", "y", {"i32": 4}]}]})");
+  std::string report = dir / "report.json";
+  CliResult r =
+      runCli("run " + quote(spec) + " --out " + quote(dir / "out") + " --report " + quote(report));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("copied in as touched") != std::string::npos);
+  std::vector<float> x = floats(dir / "out/x.npy");
+  REQUIRE(x.size() == 1048576);
+  std::vector<float> expected(x.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    expected[i] = float(i) + (i < 4 ? 10.0f : 0.0f);
+  CHECK(x == expected);
+  nlohmann::json j = nlohmann::json::parse(readFile(report));
+  CHECK(j["launches"][0]["bytes_in"] == 4096);
+  CHECK(j["launches"][0]["bytes_out"] == 16);
+}
+
 TEST_CASE("a zero grid runs no program") {
   TempDir dir;
   std::string kernel = sourcePath("tests/tools/data/oob_store.ttir");

@@ -103,7 +103,9 @@ struct LaunchResult {
 
   std::string planKey;
   bool planCached = false;
-  uint64_t bytesIn = 0; ///< Copied into shadows when the launch was prepared.
+  /// Copied into shadows: before the launch ran (all that beforeRun sees), and once it has
+  /// run, also what it copied in as it touched large read-write regions.
+  uint64_t bytesIn = 0;
   /// Regions numbered in the order the pointer arguments first reach them
   /// (this and regionOfPointer and pairs: with LaunchRequest::describe).
   std::vector<RegionReport> regions;

@@ -168,6 +168,8 @@ enum class ShadowState : uint8_t {
   InPlace,     ///< In-place mode: the caller's memory is read and written.
   FreshPages,  ///< The caller's fresh pages (FreshPages.h) are read and written, and are
                ///< rolled back if the region is dropped before a step commits it.
+  OnTouch,     ///< A shadow copied in chunk by chunk as accesses first touch them
+               ///< (Region::fillTouched): a chunk's bytes are the caller's until then.
 };
 const char *shadowStateName(ShadowState s);
 
@@ -200,6 +202,25 @@ struct Region {
   void moveIntoShadow();
   /// Makes the writes made in place final (a step); a no-op for other states.
   void commit() { fresh_.reset(); }
+  /// Turns a WrittenOnly region with nothing dirty (a new shadow) into one copied in as
+  /// launches touch it (state OnTouch), for host memory only: a launch that reads and writes
+  /// a few rows of a large buffer then copies those rows, not the buffer.
+  void copyInOnTouch();
+  /// Copies in every chunk of kFillChunk bytes that [offset, offset + size) of an OnTouch
+  /// region touches and no access touched before. Safe from concurrent workers: a chunk is
+  /// copied once, and a worker that finds it being copied waits for the copy.
+  void fillTouched(uint64_t offset, uint64_t size) {
+    if (size == 0)
+      return;
+    for (size_t c = offset / kFillChunk, last = (offset + size - 1) / kFillChunk; c <= last; ++c)
+      if (fill_[c].load(std::memory_order_acquire) != kFilled) {
+        fillChunks(c, last);
+        return;
+      }
+  }
+  /// Bytes copied in by fillTouched so far.
+  uint64_t bytesFilled() const { return bytesFilled_.load(std::memory_order_relaxed); }
+  static constexpr size_t kFillChunk = 4096;
   Region() = default;
   Region(const Region &) = delete;
   Region &operator=(const Region &) = delete;
@@ -218,6 +239,12 @@ struct Region {
 private:
   /// Where the shadow of a region of `size` bytes goes in storage_ (allocated here).
   void placeShadow(size_t size, unsigned threads = 1);
+  void fillChunks(size_t first, size_t last);
+
+  /// Per chunk of an OnTouch region: not copied in, being copied by one worker, copied.
+  enum FillState : uint8_t { kUnfilled = 0, kFilling = 1, kFilled = 2 };
+  std::unique_ptr<std::atomic<uint8_t>[]> fill_;
+  std::atomic<uint64_t> bytesFilled_{0};
 
   ShadowState state_ = ShadowState::WrittenOnly;
   HostBlock storage_;
@@ -268,6 +295,12 @@ struct TransferStats {
 /// Smaller outputs stay in the caches for the caller, who usually reads them next.
 constexpr uint64_t kStreamStoresMinimum = uint64_t(8) << 20;
 
+/// Shadows from this size on that a launch reads are copied in as accesses touch them, a
+/// chunk of Region::kFillChunk bytes at a time (ShadowState::OnTouch), not whole before it
+/// runs: a launch that updates a few rows of a large buffer copies those rows. Below it, a
+/// whole copy costs less than the checks.
+constexpr uint64_t kCopyInOnTouchMinimum = uint64_t(1) << 20;
+
 /// A launch's view of memory: what the interpreter's loads and stores use.
 /// Built by Session::prepare; valid until the session next changes its regions.
 class LaunchMemory {
@@ -280,6 +313,8 @@ public:
     bool writable = true; ///< False for read-through regions (see ShadowState).
     /// Long stores into the region may bypass the caches (streamsStores).
     bool streamStores = false;
+    /// The region, when it is copied in as accesses touch it (ShadowState::OnTouch).
+    Region *onTouch = nullptr;
   };
   struct RegionInfo {
     Region *region = nullptr;
@@ -438,8 +473,12 @@ private:
   /// Host address of the `size` bytes at p inside window w, or null when they leave it.
   static uint8_t *inWindow(const Window &w, uint64_t p, uint32_t size) {
     uint64_t a = tagged::address(p);
-    if (a >= w.lo && a + size <= w.hi && a + size >= a)
+    if (a >= w.lo && a + size <= w.hi && a + size >= a) {
+      // Every host pointer handed out is to bytes copied in, whatever the access does next.
+      if (w.onTouch) [[unlikely]]
+        w.onTouch->fillTouched(a - w.onTouch->range.lo, size);
       return reinterpret_cast<uint8_t *>(intptr_t(a) + w.toShadow);
+    }
     return nullptr;
   }
   /// Fills owners_ from the arguments' extents.
@@ -518,7 +557,8 @@ public:
   /// Dirty (not yet written back) bytes inside `range` of `memory`.
   uint64_t pendingBytes(const CallerMemory &memory, ByteRange range) const;
 
-  const TransferStats &stats() const { return stats_; }
+  /// Bytes moved so far, copies in as launches touched their regions included.
+  TransferStats stats() const;
   const std::vector<std::unique_ptr<Region>> &regions() const { return regions_; }
   const Options &options() const { return options_; }
 
@@ -541,6 +581,8 @@ private:
                     std::string &error, Fn fn);
   /// Turns a reused region into what `access` needs (a shadow, a full copy).
   bool upgrade(Region &region, Access access, std::string &error);
+  /// Drops `region` (its pending writes with it), keeping count of the bytes it copied in.
+  void retire(std::unique_ptr<Region> &region);
 
   Options options_;
   std::vector<std::unique_ptr<Region>> regions_;

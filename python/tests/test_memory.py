@@ -535,3 +535,24 @@ def test_views_of_a_large_tensor_see_each_others_stores():
     expected[10] = 7.0
     store_through_one_view_read_through_the_other[(1, )](x, x[2048:], 1000, BLOCK=1024)
     assert torch.equal(x, expected)
+
+
+@triton.jit
+def scatter_add_rows(grad_ptr, index_ptr, src_ptr, row_len, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    row = tl.load(index_ptr + pid)
+    i = tl.arange(0, BLOCK)
+    m = i < row_len
+    tl.atomic_add(grad_ptr + row * row_len + i, tl.load(src_ptr + pid * row_len + i, mask=m), mask=m)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_atomic_adds_into_a_few_rows_of_a_large_tensor(threads):
+    # An embedding gradient's shape: atomics into rows of a 16 MB tensor, some rows twice.
+    grad = torch.randint(-50, 50, (4096, 1000)).float()
+    index = torch.tensor([3, 4000, 3, 77, 4000, 3], dtype=torch.int32)
+    src = torch.randint(-50, 50, (len(index), 1000)).float()  # sums of small integers: exact
+    expected = grad.index_add(0, index.long(), src)
+    with ttinterp.options(threads=threads):
+        scatter_add_rows[(len(index), )](grad, index, src, 1000, BLOCK=1024)
+    assert torch.equal(grad, expected)

@@ -455,3 +455,28 @@ def test_options_autotune_first_takes_the_first_config():
         tuned_copy[lambda meta: (triton.cdiv(200, meta["BLOCK"]), )](src, dst, 200)
     np.testing.assert_array_equal(dst, src)
     assert tuned_copy.best_config.kwargs == {"BLOCK": 32}
+
+
+@triton.jit
+def masked_int_div_mod_kernel(x_ptr, y_ptr, q_ptr, r_ptr, n, BLOCK: tl.constexpr):
+    # FlagGems' integer floor_divide and remainder: the masked-off tail lanes load 0 and are
+    # divided by before the masked store, as on the GPU (where their results are never seen).
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    x = tl.load(x_ptr + i, mask=m)
+    y = tl.load(y_ptr + i, mask=m)
+    tl.store(q_ptr + i, x // y, mask=m)
+    tl.store(r_ptr + i, x % y, mask=m)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_integer_division_of_masked_off_lanes_is_not_a_fault(dtype):
+    n = 1000  # not a multiple of the block: the last program has 24 masked-off lanes
+    x = torch.randint(-100, 100, (n, ), dtype=dtype)
+    y = torch.randint(1, 10, (n, ), dtype=dtype) * (torch.randint(0, 2, (n, ), dtype=dtype) * 2 - 1)
+    q, r = torch.empty_like(x), torch.empty_like(x)
+    masked_int_div_mod_kernel[(triton.cdiv(n, 256), )](x, y, q, r, n, BLOCK=256)
+    # Triton's // and % on integers truncate toward zero, as C does (torch.div rounding "trunc",
+    # torch.fmod).
+    assert torch.equal(q, torch.div(x, y, rounding_mode="trunc"))
+    assert torch.equal(r, torch.fmod(x, y))

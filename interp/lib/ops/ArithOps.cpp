@@ -1,10 +1,10 @@
 //===- ArithOps.cpp - The arith dialect: constants, arithmetic, compares, casts -===//
 //
 // Integers wrap (two's complement); shifts by the bit width or more give what
-// NVIDIA's shl/shr give (0, or the sign fill for shrsi); division by zero is a
-// fault, not undefined behaviour. Float min/max follow MLIR: maximumf/minimumf
-// propagate NaN, maxnumf/minnumf return the non-NaN operand. fptosi/fptoui
-// saturate and map NaN to 0, as the GPU's cvt.rzi does.
+// NVIDIA's shl/shr give (0, or the sign fill for shrsi); division by zero gives
+// all ones (a remainder: the dividend), not undefined behaviour. Float min/max
+// follow MLIR: maximumf/minimumf propagate NaN, maxnumf/minnumf return the
+// non-NaN operand. fptosi/fptoui saturate and map NaN to 0, as the GPU's cvt.rzi does.
 //
 //===----------------------------------------------------------------------===//
 #include "ArithFunctors.h"
@@ -122,8 +122,9 @@ bool lowerConstant(mlir::Operation *op, Lowerer &L) {
 // Integer arithmetic
 //===----------------------------------------------------------------------===//
 
-/// Division family: checks the divisor first, so one zero anywhere faults with
-/// its element index. With SplatDivisor, b is one scalar standing for every lane's.
+/// Division family. With SplatDivisor, b is one scalar standing for every lane's. A zero
+/// divisor gives all ones for a quotient and the dividend for a remainder (docs/semantics.md):
+/// masked-off lanes load 0, and kernels divide whole blocks before a masked store.
 enum class DivKind { DivSI, DivUI, RemSI, RemUI, CeilDivSI, FloorDivSI, CeilDivUI };
 
 template <DType D, DivKind K, bool SplatDivisor> void divKernel(Frame &f, const Instr &in) {
@@ -132,13 +133,12 @@ template <DType D, DivKind K, bool SplatDivisor> void divKernel(Frame &f, const 
   const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]);
   T *r = f.at<T>(in.results[0]);
   const int64_t n = in.n;
-  for (int64_t i = 0, checked = SplatDivisor ? std::min<int64_t>(n, 1) : n; i < checked; ++i) {
-    if (b[i] == 0) {
-      f.fail(in.site, "division_by_zero", "integer division by zero", i);
-      return;
-    }
-  }
   auto divisor = [b](int64_t i) { return b[SplatDivisor ? 0 : i]; };
+  constexpr bool remainder = K == DivKind::RemSI || K == DivKind::RemUI;
+  const T byZero = wrap<D>(T(U(~uint64_t(0)))); // a quotient by zero: all ones
+  int64_t zeros = 0;
+  for (int64_t i = 0, checked = SplatDivisor ? std::min<int64_t>(n, 1) : n; i < checked; ++i)
+    zeros += b[i] == 0;
   constexpr bool truncating =
       K == DivKind::DivSI || K == DivKind::RemSI || K == DivKind::DivUI || K == DivKind::RemUI;
   if constexpr (D == DType::I32 && truncating) {
@@ -148,11 +148,35 @@ template <DType D, DivKind K, bool SplatDivisor> void divKernel(Frame &f, const 
                                   : K == DivKind::DivUI ? simd::IntDivOp::DivU
                                   : K == DivKind::RemSI ? simd::IntDivOp::RemS
                                                         : simd::IntDivOp::RemU;
-    simd::intDivide32(op, a, b, SplatDivisor, r, n);
+    if (zeros == 0) {
+      simd::intDivide32(op, a, b, SplatDivisor, r, n);
+      return;
+    }
+    if constexpr (SplatDivisor) {
+      for (int64_t i = 0; i < n; ++i)
+        r[i] = remainder ? a[i] : byZero;
+    } else {
+      // The vector code divides every lane: it gets divisors without the zeros, and their
+      // lanes are set after it (from values kept first: r may be a's or b's slot).
+      std::vector<T> nonzero(b, b + n);
+      std::vector<std::pair<int64_t, T>> byZeroLanes;
+      for (int64_t i = 0; i < n; ++i)
+        if (nonzero[size_t(i)] == 0) {
+          nonzero[size_t(i)] = 1;
+          byZeroLanes.emplace_back(i, remainder ? a[i] : byZero);
+        }
+      simd::intDivide32(op, a, nonzero.data(), false, r, n);
+      for (auto [i, v] : byZeroLanes)
+        r[i] = v;
+    }
     return;
   }
   // Other widths and the rounding kinds (rare in kernels): 64-bit integer division a lane.
   for (int64_t i = 0; i < n; ++i) {
+    if (zeros != 0 && divisor(i) == 0) {
+      r[i] = remainder ? a[i] : byZero;
+      continue;
+    }
     int64_t sa = signedValue<D>(a[i]), sb = signedValue<D>(divisor(i));
     uint64_t ua = unsignedValue<D>(a[i]), ub = unsignedValue<D>(divisor(i));
     // The only signed overflow, MIN / -1, wraps to MIN (remainder 0): done in

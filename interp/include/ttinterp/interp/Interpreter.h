@@ -78,7 +78,7 @@ struct LaunchOptions {
 
 /// Why a launch stopped: the first faulting program in program order.
 struct Fault {
-  std::string kind;     ///< out_of_bounds, assert, step_limit, division_by_zero, ...
+  std::string kind;     ///< out_of_bounds, assert, step_limit, spin_wait, ...
   std::string message;  ///< One line saying what went wrong, with numbers.
   std::string location; ///< The kernel's own source location, "file.py:12:8".
   std::string op;       ///< The TTIR op, e.g. "tt.load".

@@ -556,3 +556,55 @@ def test_atomic_adds_into_a_few_rows_of_a_large_tensor(threads):
     with ttinterp.options(threads=threads):
         scatter_add_rows[(len(index), )](grad, index, src, 1000, BLOCK=1024)
     assert torch.equal(grad, expected)
+
+
+class _StridedWrapper:
+    """What FlagGems' StridedBuffer is to Triton: a dtype, a data_ptr() inside a tensor, and the
+    tensor's untyped_storage(); Triton's launcher takes any object with data_ptr()."""
+
+    def __init__(self, base, offset):
+        self._base = base
+        self.dtype = base.dtype
+        self._data_ptr = base.data_ptr() + offset * base.element_size()
+
+    def data_ptr(self):
+        return self._data_ptr
+
+    def untyped_storage(self):
+        return self._base.untyped_storage()
+
+
+class _AddressOnly:
+    """FlagGems' TypedPtr: an address and a dtype, nothing to bound it."""
+
+    def __init__(self, ptr, dtype):
+        self.ptr, self.dtype = ptr, dtype
+
+    def data_ptr(self):
+        return self.ptr
+
+    def untyped_storage(self):
+        return self
+
+
+def test_a_wrapper_with_a_storage_is_bound_as_that_storage():
+    base = torch.arange(16, dtype=torch.float32)
+    expected = base.clone()
+    expected[2:14] = base[0:12].clone()
+    # The wrapper is a view of base's storage at element 2: the two arguments overlap, form one
+    # region, and the copy is the same in-block memmove as with two tensor views.
+    shift_copy[(1, )](base, _StridedWrapper(base, 2), 12, BLOCK=16)
+    assert torch.equal(base, expected)
+    # Its bounds are the storage's: reading past the storage's end is a fault, not a crash.
+    out = torch.zeros(8)
+    with pytest.raises(ttinterp.KernelFault) as info:
+        shift_copy[(1, )](_StridedWrapper(base, 12), out, 8, BLOCK=8)
+    assert info.value.kind == "out_of_bounds"
+    assert torch.equal(out, torch.zeros(8))
+
+
+def test_an_address_with_no_storage_is_a_type_error_saying_what_is_missing():
+    x, out = torch.arange(8, dtype=torch.float32), torch.zeros(8)
+    with pytest.raises(TypeError, match=r"untyped_storage\(\).*nbytes\(\)"):
+        shift_copy[(1, )](_AddressOnly(x.data_ptr(), x.dtype), out, 8, BLOCK=8)
+    assert torch.equal(out, torch.zeros(8))

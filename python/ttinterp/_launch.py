@@ -125,8 +125,32 @@ def _storage(arg, param: str):
     if hasattr(arg, "base") and hasattr(arg, "data_ptr"):  # triton.reinterpret's TensorWrapper
         _, lo, size = _storage(arg.base, param)
         return arg.data_ptr(), lo, size
+    storage = _wrapped_storage(arg)
+    if storage is not None:
+        device = getattr(storage, "device", None)
+        if device is not None and getattr(device, "type", "cpu") != "cpu":
+            raise TypeError(f"ttinterp: argument '{param}' is a {_describe(arg)} over memory on "
+                            f"{device}; ttinterp runs kernels on CPU memory")
+        return arg.data_ptr(), storage.data_ptr(), storage.nbytes()
+    if hasattr(arg, "data_ptr"):
+        raise TypeError(f"ttinterp: argument '{param}' is a {_describe(arg)}, an address with no "
+                        f"bounds: ttinterp checks every access against the storage it points into, "
+                        f"so pass the tensor itself, or an object whose untyped_storage() gives "
+                        f"the storage's data_ptr() and nbytes()")
     raise TypeError(f"ttinterp: argument '{param}' is a {_describe(arg)}; a pointer parameter takes a "
                     f"CPU torch.Tensor or a numpy.ndarray")
+
+
+def _wrapped_storage(arg):
+    """The storage behind a tensor-like wrapper that Triton's launcher takes for its data_ptr()
+    (FlagGems' StridedBuffer, say): its untyped_storage(), when that has data_ptr() and nbytes()."""
+    storage_of = getattr(arg, "untyped_storage", None)
+    if not callable(storage_of) or not hasattr(arg, "data_ptr"):
+        return None
+    storage = storage_of()
+    if callable(getattr(storage, "data_ptr", None)) and callable(getattr(storage, "nbytes", None)):
+        return storage
+    return None
 
 
 # PageExchange.h's kPageExchangeMinimum: a smaller tensor is always copied back, so whether it
@@ -143,6 +167,10 @@ def _movable(arg, nbytes: int) -> bool:
         return not arg.is_pinned()
     if hasattr(arg, "base") and hasattr(arg, "data_ptr"):  # triton.reinterpret's TensorWrapper
         return _movable(arg.base, nbytes)
+    storage = _wrapped_storage(arg)
+    if storage is not None:  # a wrapper: moved only when its storage says it is not pinned
+        is_pinned = getattr(storage, "is_pinned", None)
+        return callable(is_pinned) and not is_pinned()
     return True  # an ndarray: NumPy allocates no pinned memory
 
 

@@ -958,6 +958,26 @@ TEST_CASE("dirty runs over long set and clear stretches, from any offset, match 
   }
 }
 
+TEST_CASE("dirty runs over a sparse map step over untouched spans and find every set byte") {
+  // forEachRun steps over 64 groups (32 KiB) at once where no set touched any of them: a
+  // single byte at either end of such a span, in its middle, a group set and cleared again
+  // (its words ready and zero), and a map ending in a partial span must all come out right.
+  const size_t bytes = 32768 * 8 + 300;
+  ByteBitmap map;
+  map.resize(bytes);
+  std::vector<bool> model(bytes, false);
+  for (size_t at : {size_t(32768 * 2), size_t(32768 * 3 - 1), size_t(32768 * 5 + 512 * 7 + 3),
+                    size_t(32768 * 8 + 299)}) {
+    map.set(at, 1);
+    model[at] = true;
+  }
+  map.set(32768 * 6 + 1024, 40);
+  map.clear(32768 * 6 + 1024, 40);
+  checkRuns(map, model, 0, bytes);
+  checkRuns(map, model, 32768 * 2 + 1, bytes - 32768 * 2 - 1); // starting inside a span
+  checkRuns(map, model, 100, 32768 * 3);                       // ending inside one
+}
+
 TEST_CASE("dirty runs over a map of 512-byte groups known full match a bool per byte") {
   // The bitmap remembers 512-byte groups that a set covered whole, and forEachRun steps over
   // them (64 at a time, 32 KiB) without reading their bits: a clear of one byte in such a

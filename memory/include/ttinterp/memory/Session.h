@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -150,6 +151,20 @@ private:
   }
   /// Whether every bit of group g is `set` (its words read only when meaningful).
   bool groupAll(size_t g, bool set) const;
+  /// Whether no set has touched groups [64 w, 64 w + 64): none full, none with words ready.
+  bool groupsUntouched(size_t w) const {
+    if (full_[w].load(std::memory_order_relaxed) != 0)
+      return false;
+    uint64_t states = 0;
+    const unsigned char *bytes = reinterpret_cast<const unsigned char *>(ready_ + w * 64);
+    for (int k = 0; k < 8; ++k) {
+      uint64_t eight;
+      std::memcpy(&eight, bytes + 8 * k, 8);
+      states |= eight;
+    }
+    static_assert(kStale == 0, "untouched groups read as zero bytes");
+    return states == 0;
+  }
   HostBlock block_, fullBlock_, readyBlock_;
   std::atomic<uint64_t> *words_ = nullptr;
   std::atomic<uint64_t> *full_ = nullptr;
@@ -594,9 +609,16 @@ template <class Fn> void ByteBitmap::forEachRun(size_t offset, size_t count, Fn 
   size_t end = offset + count;
   size_t i = offset;
   while (i < end) {
-    // Dirty maps are mostly clear or mostly set: whole groups are stepped over at a time.
-    while ((i & 511) == 0 && i + 512 <= end && groupAll(i >> 9, false))
-      i += 512;
+    // Dirty maps are mostly clear or mostly set: whole groups are stepped over at a time, 64
+    // (32 KiB) at once where no set has touched them (a few rows written in a large region).
+    for (;;) {
+      if ((i & 32767) == 0 && i + 32768 <= end && groupsUntouched(i >> 15))
+        i += 32768;
+      else if ((i & 511) == 0 && i + 512 <= end && groupAll(i >> 9, false))
+        i += 512;
+      else
+        break;
+    }
     if (i >= end)
       break;
     uint64_t bits = word(i >> 6) >> (i & 63);

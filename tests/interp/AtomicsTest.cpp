@@ -331,3 +331,84 @@ TEST_CASE("atomics on unsupported kinds are lowering errors") {
   CHECK(k.error.find("atomic kind 3 is not supported on f32") != std::string::npos);
   CHECK(k.error.find("atomics.py:7:12") != std::string::npos);
 }
+
+TEST_CASE(
+    "a scatter of 256 lanes in runs, repeats and singles matches lane order, masks and faults") {
+  // Lanes 0-69 add to mem[100..170), lanes 70-139 to the same elements again (their old values
+  // include the first run's adds), lanes 140-199 to mem[500 + i % 7], lanes 200-255 to
+  // mem[1000 - i], descending; every lane with i % 13 == 5 is masked off. Expected values come
+  // from a plain loop over the lanes in order. Small integers: every f32 sum is exact.
+  const std::string ttir = R"(
+module {
+  tt.func public @k(%mem: !tt.ptr<f32>, %idx: !tt.ptr<i32>, %vals: !tt.ptr<f32>, %mask: !tt.ptr<i8>, %out: !tt.ptr<f32>) {
+    %range = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    %ib = tt.splat %idx : !tt.ptr<i32> -> tensor<256x!tt.ptr<i32>>
+    %ip = tt.addptr %ib, %range : tensor<256x!tt.ptr<i32>>, tensor<256xi32>
+    %i = tt.load %ip : tensor<256x!tt.ptr<i32>>
+    %vb = tt.splat %vals : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+    %vp = tt.addptr %vb, %range : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+    %v = tt.load %vp : tensor<256x!tt.ptr<f32>>
+    %mb = tt.splat %mask : !tt.ptr<i8> -> tensor<256x!tt.ptr<i8>>
+    %mpp = tt.addptr %mb, %range : tensor<256x!tt.ptr<i8>>, tensor<256xi32>
+    %m8 = tt.load %mpp : tensor<256x!tt.ptr<i8>>
+    %zero = arith.constant dense<0> : tensor<256xi8>
+    %m = arith.cmpi ne, %m8, %zero : tensor<256xi8>
+    %base = tt.splat %mem : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+    %p = tt.addptr %base, %i : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+    %old = tt.atomic_rmw fadd, acq_rel, gpu, %p, %v, %m : (tensor<256x!tt.ptr<f32>>, tensor<256xf32>, tensor<256xi1>) -> tensor<256xf32> loc(#at)
+    %ob = tt.splat %out : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+    %op = tt.addptr %ob, %range : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+    tt.store %op, %old : tensor<256x!tt.ptr<f32>>
+    tt.return
+  }
+}
+#at = loc("scatter.py":9:4)
+)";
+  LoadedKernel k = loadKernel(ttir);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  std::vector<int32_t> idx(256);
+  std::vector<float> vals(256);
+  std::vector<int8_t> mask(256);
+  for (int i = 0; i < 256; ++i) {
+    idx[size_t(i)] = i < 70 ? 100 + i : i < 140 ? 30 + i : i < 200 ? 500 + i % 7 : 1000 - i;
+    vals[size_t(i)] = float(i % 17 + 1);
+    mask[size_t(i)] = i % 13 != 5;
+  }
+  for (unsigned threads : {1u, 2u}) {
+    for (bool faulting : {false, true}) {
+      CAPTURE(threads);
+      CAPTURE(faulting);
+      std::vector<int32_t> index = idx;
+      if (faulting)
+        index[230] = 5000; // past mem's 1,024 elements, in the last stretch of single lanes
+      std::vector<float> mem(1024), out(256, 99.0f);
+      for (size_t e = 0; e < mem.size(); ++e)
+        mem[e] = float(e % 5);
+      std::vector<float> wantMem = mem, wantOut(256, 0.0f);
+      for (size_t i = 0; i < 256; ++i)
+        if (mask[i]) {
+          wantOut[i] = wantMem[size_t(idx[i])];
+          wantMem[size_t(idx[i])] += vals[i];
+        }
+      const std::vector<float> before = mem;
+      LaunchResult r = launch(
+          *k.kernel,
+          {pointer("mem", viewOf(mem, DType::F32)), pointer("idx", viewOf(index, DType::I32)),
+           pointer("vals", viewOf(vals, DType::F32)), pointer("mask", viewOf(mask, DType::I8)),
+           pointer("out", viewOf(out, DType::F32))},
+          {ptrArg(0), ptrArg(1), ptrArg(2), ptrArg(3), ptrArg(4)}, {1, 1, 1}, threads);
+      REQUIRE(r.error.empty());
+      if (faulting) {
+        REQUIRE(r.fault);
+        CHECK(r.fault->kind == "out_of_bounds");
+        CHECK(r.fault->element == 230);
+        CHECK(mem == before);
+        CHECK(out == std::vector<float>(256, 99.0f));
+      } else {
+        REQUIRE_FALSE(r.fault);
+        CHECK(mem == wantMem);
+        CHECK(out == wantOut);
+      }
+    }
+  }
+}

@@ -13,6 +13,7 @@
 // each op's `sem` and `scope` say what it publishes and acquires (Ordering).
 //
 //===----------------------------------------------------------------------===//
+#include "LaneRuns.h"
 #include "OpSupport.h"
 
 #include "ttinterp/frontend/Dialect.h"
@@ -163,6 +164,15 @@ bool checkLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mas
   return true;
 }
 
+/// Lane i's update at `host`: its old value into r[i], and a change noted for spin detection.
+template <DType D, Rmw K>
+void updateLane(const LaunchMemory &mem, uint8_t *host, const Repr<D> *v, Repr<D> *r, int64_t i) {
+  r[i] = atomicUpdate<D, K>(host, v[i]);
+  if (!mem.concurrent() &&
+      encode<D>(r[i]) != __atomic_load_n(reinterpret_cast<Bits<D> *>(host), __ATOMIC_SEQ_CST))
+    mem.noteChange();
+}
+
 template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   constexpr uint32_t size = uint32_t(byteSize(D));
@@ -170,20 +180,40 @@ template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in
   const T *v = f.at<T>(in.operands[1]);
   const uint8_t *mask = HasMask ? f.at<uint8_t>(in.operands[2]) : nullptr;
   T *r = f.at<T>(in.results[0]);
-  if (!checkLanes(f, in, p, mask, in.n, size))
-    return;
   const LaunchMemory &mem = *f.memory;
-  for (int64_t i = 0, n = in.n; i < n; ++i) {
-    if (HasMask && !mask[i]) {
-      r[i] = T(0); // undefined on the GPU (the predicated-off atom writes no register)
-      continue;
+  const int64_t n = in.n;
+  if (HasMask)
+    for (int64_t i = 0; i < n; ++i)
+      if (!mask[i])
+        r[i] = T(0); // undefined on the GPU (the predicated-off atom writes no register)
+  auto laneByLane = [&] {
+    if (!checkLanes(f, in, p, mask, n, size))
+      return;
+    for (int64_t i = 0; i < n; ++i) {
+      if (HasMask && !mask[i])
+        continue;
+      updateLane<D, K>(mem, mem.translateForAtomic(p[i], size), v, r, i);
+      synchronise(f, in, p[i], true, Release::ReadModifyWrite);
     }
-    uint8_t *host = mem.translateForAtomic(p[i], size);
-    r[i] = atomicUpdate<D, K>(host, v[i]);
-    if (!mem.concurrent() &&
-        encode<D>(r[i]) != __atomic_load_n(reinterpret_cast<Bits<D> *>(host), __ATOMIC_SEQ_CST))
-      mem.noteChange();
-    synchronise(f, in, p[i], true, Release::ReadModifyWrite);
+  };
+  // With hazard tracking, each lane's access and its ordering are recorded as its own.
+  if (mem.hazardTracker() || n == 1)
+    return laneByLane();
+  // A scatter into rows (an embedding's gradient, a histogram's bins in order) is runs of
+  // consecutive lanes: each run is checked, translated and marked dirty once, and its lanes
+  // updated in order. All runs are checked before any lane changes memory. A run that fails
+  // goes lane by lane, which names the faulting lane (or, for a run of untagged pointers
+  // across two regions that meet, finds every lane in bounds).
+  LaneRunCursor runs(f, p, mask, n, size);
+  for (int64_t first, length; runs.next(first, length);)
+    if (!mem.translateWritable(p[first], uint32_t(length) * size) ||
+        tagged::address(p[first]) % size != 0)
+      return laneByLane();
+  runs.skipTo(0);
+  for (int64_t first, length; runs.next(first, length);) {
+    uint8_t *host = mem.translateForAtomic(p[first], uint32_t(length) * size);
+    for (int64_t k = 0; k < length; ++k)
+      updateLane<D, K>(mem, host + k * size, v, r, first + k);
   }
 }
 

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 namespace ttinterp::interp {
@@ -164,12 +165,40 @@ bool checkLanes(Frame &f, const Instr &in, const uint64_t *p, const uint8_t *mas
   return true;
 }
 
-/// Lane i's update at `host`: its old value into r[i], and a change noted for spin detection.
+/// The new contents of an element updated by one lane, from its old bits.
+template <DType D, Rmw K> Bits<D> updatedBits(Bits<D> old, Repr<D> v) {
+  using B = Bits<D>;
+  if constexpr (K == Rmw::Xchg)
+    return encode<D>(v);
+  else if constexpr (isInteger(D) && K == Rmw::Add)
+    return B(old + encode<D>(v)); // as __atomic_fetch_add: modulo 2^bits
+  else if constexpr (K == Rmw::And)
+    return B(old & encode<D>(v));
+  else if constexpr (K == Rmw::Or)
+    return B(old | encode<D>(v));
+  else if constexpr (K == Rmw::Xor)
+    return B(old ^ encode<D>(v));
+  else
+    return encode<D>(combine<D, K>(decode<D>(old), v));
+}
+
+/// Lane i's update at `host`: its old value into r[i]. With one thread running the launch's
+/// programs (everything but Executor's parallel path), nothing else can touch the element
+/// meanwhile, so a plain read-modify-write does what the atomic would, without the locked
+/// instruction (or, for floats, the compare-and-swap loop); a change is noted for spin
+/// detection, which only counts then.
 template <DType D, Rmw K>
 void updateLane(const LaunchMemory &mem, uint8_t *host, const Repr<D> *v, Repr<D> *r, int64_t i) {
-  r[i] = atomicUpdate<D, K>(host, v[i]);
-  if (!mem.concurrent() &&
-      encode<D>(r[i]) != __atomic_load_n(reinterpret_cast<Bits<D> *>(host), __ATOMIC_SEQ_CST))
+  if (mem.concurrent()) {
+    r[i] = atomicUpdate<D, K>(host, v[i]);
+    return;
+  }
+  Bits<D> old, now;
+  std::memcpy(&old, host, sizeof old);
+  now = updatedBits<D, K>(old, v[i]);
+  std::memcpy(host, &now, sizeof now);
+  r[i] = decode<D>(old);
+  if (now != old)
     mem.noteChange();
 }
 

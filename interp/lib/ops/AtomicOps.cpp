@@ -2,10 +2,11 @@
 //
 // Each lane is one atomic read-modify-write on the shadow, done with the
 // compiler's __atomic builtins so that programs running on other threads see
-// it whole (C++17 has no atomic_ref). Kinds the hardware has (add, and, or,
-// xor, exchange on integers) map to fetch-ops; the rest (signed/unsigned
-// max/min, float add/max/min, 16-bit floats) are compare-and-swap loops on the
-// element's bits. Within one op the lanes are applied in lane order, which
+// it whole (C++17 has no atomic_ref); when one thread runs all the programs it
+// is a plain read-modify-write, which nothing can tell apart. Kinds the
+// hardware has (add, and, or, xor, exchange on integers) map to fetch-ops; the
+// rest (signed/unsigned max/min, float add/max/min, 16-bit floats) are
+// compare-and-swap loops on the element's bits. Within one op the lanes are applied in lane order, which
 // fixes the returned old values when several lanes hit one address. Every
 // access is checked first: a faulting lane stops the program before anything
 // of the op happened. All orderings are sequentially consistent, which is at

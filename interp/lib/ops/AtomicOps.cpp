@@ -203,6 +203,25 @@ void updateLane(const LaunchMemory &mem, uint8_t *host, const Repr<D> *v, Repr<D
     mem.noteChange();
 }
 
+/// One thread's update of a run of consecutive elements at `host` by `length` lanes: their
+/// elements are distinct, so the lanes' order within the run cannot matter, and the loop has no
+/// dependence from one element to the next. Whether any element changed.
+template <DType D, Rmw K>
+bool updateRun(uint8_t *__restrict host, const Repr<D> *__restrict v, Repr<D> *__restrict r,
+               int64_t length) {
+  using B = Bits<D>;
+  B changed = 0;
+  for (int64_t k = 0; k < length; ++k) {
+    B old, now;
+    std::memcpy(&old, host + k * int64_t(sizeof(B)), sizeof old);
+    now = updatedBits<D, K>(old, v[k]);
+    std::memcpy(host + k * int64_t(sizeof(B)), &now, sizeof now);
+    r[k] = decode<D>(old);
+    changed |= B(now ^ old);
+  }
+  return changed != 0;
+}
+
 template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in) {
   using T = Repr<D>;
   constexpr uint32_t size = uint32_t(byteSize(D));
@@ -242,8 +261,12 @@ template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in
   runs.skipTo(0);
   for (int64_t first, length; runs.next(first, length);) {
     uint8_t *host = mem.translateForAtomic(p[first], uint32_t(length) * size);
-    for (int64_t k = 0; k < length; ++k)
-      updateLane<D, K>(mem, host + k * size, v, r, first + k);
+    if (mem.concurrent()) {
+      for (int64_t k = 0; k < length; ++k)
+        r[first + k] = atomicUpdate<D, K>(host + k * size, v[first + k]);
+    } else if (updateRun<D, K>(host, v + first, r + first, length)) {
+      mem.noteChange();
+    }
   }
 }
 

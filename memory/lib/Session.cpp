@@ -481,9 +481,7 @@ struct Interval {
   Region *live = nullptr; // set for live regions
   int argument = -1;      // set for argument extents
 };
-} // namespace
 
-namespace {
 /// Whether a new shadow (nothing dirty in it yet) that a launch reads is copied in as touched
 /// rather than whole: for host memory, from kCopyInOnTouchMinimum bytes.
 bool copiesInOnTouch(const Region &region) {

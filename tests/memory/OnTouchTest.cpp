@@ -219,6 +219,27 @@ TEST_CASE("a later launch of the session sees the earlier one's writes and the c
   CHECK(buf == expected);
 }
 
+TEST_CASE("a region read in place by one launch and written by the next is copied in as touched") {
+  std::vector<int32_t> buf = counting(kInts), expected = buf;
+  Session session;
+  std::string error;
+  {
+    LaunchMemory m;
+    REQUIRE(session.prepare({arg("x", buf, 0, kInts, Access::Read)}, m, error));
+    CHECK(m.regions()[0].region->state() == ShadowState::ReadThrough);
+    CHECK(load(m, 0, 123) == 123);
+  }
+  LaunchMemory m;
+  REQUIRE(session.prepare({arg("x", buf, 0, kInts)}, m, error));
+  CHECK(m.regions()[0].region->state() == ShadowState::OnTouch);
+  store(m, 0, 123, load(m, 0, 123) + 1);
+  CHECK(session.stats().bytesIn == kChunk);
+  REQUIRE(session.step(error));
+  expected[123] = 124;
+  INFO(differences(buf, expected));
+  CHECK(buf == expected);
+}
+
 TEST_CASE("a region copied in as touched merged into a larger one keeps its writes") {
   std::vector<int32_t> buf = counting(kInts), expected = buf;
   Session session;

@@ -6,8 +6,9 @@
 // is a plain read-modify-write, which nothing can tell apart. Kinds the
 // hardware has (add, and, or, xor, exchange on integers) map to fetch-ops; the
 // rest (signed/unsigned max/min, float add/max/min, 16-bit floats) are
-// compare-and-swap loops on the element's bits. Within one op the lanes are applied in lane order, which
-// fixes the returned old values when several lanes hit one address. Every
+// compare-and-swap loops on the element's bits. Within one op the lanes are
+// applied in lane order, which fixes the returned old values when several
+// lanes hit one address (lanes of one run hit distinct elements). Every
 // access is checked first: a faulting lane stops the program before anything
 // of the op happened. All orderings are sequentially consistent, which is at
 // least as strong as any `sem`/`scope` the op asks for; with hazard tracking on,

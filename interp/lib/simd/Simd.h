@@ -91,7 +91,7 @@ void laneActive(const uint8_t *mask, int64_t n, uint64_t *active);
 /// 32-bit integer division of blocks, r[i] = a[i] OP b[i] (with `splatDivisor`, b[0] for every
 /// b[i]), as arith.divsi/divui/remsi/remui define it: truncated toward zero, the remainder
 /// with the dividend's sign, MIN / -1 wrapping to MIN (remainder 0). No divisor may be 0 (the
-/// caller reports it). Exact on every target (simd/Division.cpp).
+/// caller sets those lanes: ArithOps.cpp's divKernel). Exact on every target (simd/Division.cpp).
 enum class IntDivOp { DivS, DivU, RemS, RemU };
 void intDivide32(IntDivOp op, const int32_t *a, const int32_t *b, bool splatDivisor, int32_t *r,
                  int64_t n);

@@ -69,6 +69,13 @@ std::string shortHash(const std::string &hash) { return hash.substr(0, 12); }
 
 std::string bytes(uint64_t n) { return fmt::format("{} B", n); }
 
+/// Whether a launch has a region copied in as its programs touch it (ShadowState::OnTouch).
+bool copiesAsTouched(const LaunchReport &rep) {
+  return std::any_of(rep.regions.begin(), rep.regions.end(), [](const RegionReport &r) {
+    return r.shadow == shadowStateName(ShadowState::OnTouch);
+  });
+}
+
 /// Bad input found by a SpecAdjuster: an error kind of the report and its message.
 struct SpecError {
   std::string kind, message;
@@ -546,7 +553,8 @@ int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::
         names.push_back(spec_.buffers[d].name);
       fmt::print(out_, "  donate {} (released at the next step)\n", fmt::join(names, ", "));
     }
-    fmt::print(out_, "  copied in {}\n", bytes(rep.bytesIn));
+    fmt::print(out_, "  copied in {}{}\n", bytes(rep.bytesIn),
+               copiesAsTouched(rep) ? " before the run, the rest as the programs touch it" : "");
     out_.flush();
     report_.launches.push_back(std::move(rep));
     lastLaunch_ = report_.launches.size() - 1;
@@ -563,7 +571,10 @@ int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::
     printHazards(result, report_.launches.back());
   if (result.status == interp::LaunchResult::Status::Faulted)
     return fault(index, l, k, *result.fault, result.droppedBytes);
-  report_.launches.back().bytesIn = result.bytesIn; // with what was copied in as touched
+  LaunchReport &rep = report_.launches.back();
+  if (copiesAsTouched(rep))
+    fmt::print(out_, "  copied in as touched: {}\n", bytes(result.bytesIn - rep.bytesIn));
+  rep.bytesIn = result.bytesIn; // with what was copied in as touched
   report_.launches.back().donated = [&] {
     std::vector<std::string> names;
     for (size_t d : l.donate)

@@ -283,7 +283,10 @@ TEST_CASE("a launch that updates a few elements of a large buffer copies in only
       runCli("run " + quote(spec) + " --out " + quote(dir / "out") + " --report " + quote(report));
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(r.out.find("copied in as touched") != std::string::npos);
+  CHECK(r.out.find("shadow (copied in as touched)") != std::string::npos);
+  CHECK(r.out.find("copied in 0 B before the run, the rest as the programs touch it") !=
+        std::string::npos);
+  CHECK(r.out.find("copied in as touched: 4096 B") != std::string::npos);
   std::vector<float> x = floats(dir / "out/x.npy");
   REQUIRE(x.size() == 1048576);
   std::vector<float> expected(x.size());

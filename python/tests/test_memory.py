@@ -608,3 +608,20 @@ def test_an_address_with_no_storage_is_a_type_error_saying_what_is_missing():
     with pytest.raises(TypeError, match=r"untyped_storage\(\).*nbytes\(\)"):
         shift_copy[(1, )](_AddressOnly(x.data_ptr(), x.dtype), out, 8, BLOCK=8)
     assert torch.equal(out, torch.zeros(8))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("exchange", [True, False])
+def test_a_large_tensor_scaled_in_place_whole_and_in_part(threads, exchange):
+    # Read and written: copied in as the programs touch it, then written back whole pages by
+    # exchange (or copied), and the part of a view's storage outside the view left as it was.
+    x = torch.randn(4 << 20)
+    expected = x * 3.0
+    y = torch.randn(3 << 20)
+    expected_y = y.clone()
+    expected_y[12345:12345 + 1000000] *= 2.0
+    with ttinterp.options(threads=threads, exchange_pages=exchange):
+        scale_in_place[(triton.cdiv(x.numel(), 4096), )](x, x.numel(), 3.0, BLOCK=4096)
+        scale_in_place[(triton.cdiv(1000000, 4096), )](y[12345:], 1000000, 2.0, BLOCK=4096)
+    assert torch.equal(x, expected)
+    assert torch.equal(y, expected_y)

@@ -184,26 +184,6 @@ template <DType D, Rmw K> Bits<D> updatedBits(Bits<D> old, Repr<D> v) {
     return encode<D>(combine<D, K>(decode<D>(old), v));
 }
 
-/// Lane i's update at `host`: its old value into r[i]. With one thread running the launch's
-/// programs (everything but Executor's parallel path), nothing else can touch the element
-/// meanwhile, so a plain read-modify-write does what the atomic would, without the locked
-/// instruction (or, for floats, the compare-and-swap loop); a change is noted for spin
-/// detection, which only counts then.
-template <DType D, Rmw K>
-void updateLane(const LaunchMemory &mem, uint8_t *host, const Repr<D> *v, Repr<D> *r, int64_t i) {
-  if (mem.concurrent()) {
-    r[i] = atomicUpdate<D, K>(host, v[i]);
-    return;
-  }
-  Bits<D> old, now;
-  std::memcpy(&old, host, sizeof old);
-  now = updatedBits<D, K>(old, v[i]);
-  std::memcpy(host, &now, sizeof now);
-  r[i] = decode<D>(old);
-  if (now != old)
-    mem.noteChange();
-}
-
 /// One thread's update of a run of consecutive elements at `host` by `length` lanes: their
 /// elements are distinct, so the lanes' order within the run cannot matter, and the loop has no
 /// dependence from one element to the next. Whether any element changed.
@@ -221,6 +201,19 @@ bool updateRun(uint8_t *__restrict host, const Repr<D> *__restrict v, Repr<D> *_
     changed |= B(now ^ old);
   }
   return changed != 0;
+}
+
+/// Lane i's update at `host`: its old value into r[i]. With one thread running the launch's
+/// programs (everything but Executor's parallel path), nothing else can touch the element
+/// meanwhile, so a plain read-modify-write (updateRun) does what the atomic would, without the
+/// locked instruction (or, for floats, the compare-and-swap loop); a change is noted for spin
+/// detection, which only counts then.
+template <DType D, Rmw K>
+void updateLane(const LaunchMemory &mem, uint8_t *host, const Repr<D> *v, Repr<D> *r, int64_t i) {
+  if (mem.concurrent())
+    r[i] = atomicUpdate<D, K>(host, v[i]);
+  else if (updateRun<D, K>(host, v + i, r + i, 1))
+    mem.noteChange();
 }
 
 template <DType D, Rmw K, bool HasMask> void rmwKernel(Frame &f, const Instr &in) {

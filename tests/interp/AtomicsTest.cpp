@@ -7,9 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "Harness.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
+#include <type_traits>
 
 using namespace ttinterp;
 using namespace ttinterp::test;
@@ -323,6 +326,122 @@ module {
     CHECK(cnt == std::vector<int32_t>{2048, 2048, 2048, 2048});
     CHECK(sum == std::vector<float>{512.0f, 512.0f, 512.0f, 512.0f});
   }
+}
+
+namespace {
+/// An element of a test buffer as a double (f16: the positive normal numbers and zero the
+/// test below uses).
+template <class T> double valueOf(T v, DType dtype) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    REQUIRE(dtype == DType::F16);
+    if (v == 0)
+      return 0.0;
+    return std::ldexp(1.0 + (v & 0x3FF) / 1024.0, int((v >> 10) & 0x1F) - 15);
+  }
+  return double(v);
+}
+
+/// 64 programs on `threads` threads each update mem[1..38) from lanes 0..36 of one
+/// tt.atomic_rmw (one run of consecutive elements: a misaligned head, whole 16-byte groups, a
+/// tail), adding 1 or exchanging in pid + 1 (`exch`), and store their old values.
+/// Atomic means: for each element, the old values the programs saw and its final value are
+/// its start and each program's update, each once, in some order.
+template <class T>
+void checkRunAtomicity(const std::string &type, DType dtype, const std::string &kind,
+                       const std::string &valueOps, const std::vector<T> &start,
+                       const std::function<double(double, int)> &final) {
+  std::string ttir = substitute(R"(
+module {
+  tt.func public @k(%mem: !tt.ptr<T>, %out: !tt.ptr<T>) {
+    %pid = tt.get_program_id x : i32
+    %range = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %one = arith.constant dense<1> : tensor<64xi32>
+    %idx = arith.addi %range, %one : tensor<64xi32>
+    %len = arith.constant dense<37> : tensor<64xi32>
+    %m = arith.cmpi slt, %range, %len : tensor<64xi32>
+    %mb = tt.splat %mem : !tt.ptr<T> -> tensor<64x!tt.ptr<T>>
+    %mp = tt.addptr %mb, %idx : tensor<64x!tt.ptr<T>>, tensor<64xi32>
+    VALUE
+    %old = tt.atomic_rmw KIND, acq_rel, gpu, %mp, %v, %m : (tensor<64x!tt.ptr<T>>, tensor<64xT>, tensor<64xi1>) -> tensor<64xT>
+    %c64 = arith.constant 64 : i32
+    %row = arith.muli %pid, %c64 : i32
+    %rows = tt.splat %row : i32 -> tensor<64xi32>
+    %oi = arith.addi %rows, %range : tensor<64xi32>
+    %ob = tt.splat %out : !tt.ptr<T> -> tensor<64x!tt.ptr<T>>
+    %op = tt.addptr %ob, %oi : tensor<64x!tt.ptr<T>>, tensor<64xi32>
+    tt.store %op, %old, %m : tensor<64x!tt.ptr<T>>
+    tt.return
+  }
+}
+)",
+                                {{"VALUE", valueOps}, {"KIND", kind}});
+  ttir = substitute(ttir, {{"T", type}}); // VALUE's too
+  LoadedKernel k = loadKernel(ttir);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  for (unsigned threads : {1u, 2u, 4u}) {
+    CAPTURE(type);
+    CAPTURE(kind);
+    CAPTURE(threads);
+    std::vector<T> mem = start, out(64 * 64, T(0));
+    LaunchResult r =
+        launch(*k.kernel, {pointer("mem", viewOf(mem, dtype)), pointer("out", viewOf(out, dtype))},
+               {ptrArg(0), ptrArg(1)}, {64, 1, 1}, threads);
+    REQUIRE(r.error.empty());
+    REQUIRE_FALSE(r.fault);
+    CHECK(mem.front() == start.front()); // outside the run: untouched
+    CHECK(mem.back() == start.back());
+    for (int lane = 0; lane < 37; ++lane) {
+      CAPTURE(lane);
+      const double first = valueOf(start[size_t(lane) + 1], dtype);
+      std::vector<double> seen{valueOf(mem[size_t(lane) + 1], dtype)};
+      for (int p = 0; p < 64; ++p)
+        seen.push_back(valueOf(out[size_t(p * 64 + lane)], dtype));
+      std::sort(seen.begin(), seen.end());
+      std::vector<double> want{first};
+      for (int p = 0; p < 64; ++p)
+        want.push_back(final(first, p));
+      std::sort(want.begin(), want.end());
+      CHECK(seen == want);
+    }
+  }
+}
+} // namespace
+
+TEST_CASE("a run's lanes are atomic against other threads' updates of the same elements") {
+  // Adds of 1 from 64 programs to elements starting at e: each element's old values are
+  // e, e + 1, ..., e + 63 and it ends at e + 64, every one seen once. Exchanges of pid + 1
+  // into zeros: the old values and the final one are 0, 1, ..., 64, each once.
+  auto added = [](double first, int p) { return first + p + 1; };
+  auto exchanged = [](double, int p) { return double(p + 1); };
+  const std::string oneF = "%v = arith.constant dense<1.0> : tensor<64xT>";
+  const std::string oneI = "%v = arith.constant dense<1> : tensor<64xT>";
+  auto pidAs = [](const std::string &convert) {
+    return "%c1 = arith.constant 1 : i32\n    %p1 = arith.addi %pid, %c1 : i32\n    %s = " +
+           convert + "\n    %v = tt.splat %s : T -> tensor<64xT>";
+  };
+  std::vector<float> f32(40);
+  std::vector<double> f64(40);
+  std::vector<int32_t> i32(40);
+  std::vector<int64_t> i64(40);
+  std::vector<uint16_t> f16(40);
+  for (size_t e = 0; e < 40; ++e) {
+    f32[e] = float(e);
+    f64[e] = double(e) * 2;
+    i32[e] = int32_t(e) - 20;
+    i64[e] = (int64_t(1) << 40) + int64_t(e);
+    f16[e] = uint16_t(0x3C00 + (e << 10) % 0x1400); // 1, 2, 4, ..., 16, 1, 2, ...
+  }
+  checkRunAtomicity("f32", DType::F32, "fadd", oneF, f32, added);
+  checkRunAtomicity("f64", DType::F64, "fadd", oneF, f64, added);
+  checkRunAtomicity("f16", DType::F16, "fadd", oneF, f16, added);
+  checkRunAtomicity("i32", DType::I32, "add", oneI, i32, added);
+  checkRunAtomicity("i64", DType::I64, "add", oneI, i64, added);
+  std::vector<float> f32zero(40, 0.0f);
+  std::vector<int64_t> i64zero(40, 0);
+  checkRunAtomicity("f32", DType::F32, "exch", pidAs("arith.sitofp %p1 : i32 to f32"), f32zero,
+                    exchanged);
+  checkRunAtomicity("i64", DType::I64, "exch", pidAs("arith.extsi %p1 : i32 to i64"), i64zero,
+                    exchanged);
 }
 
 TEST_CASE("atomics on unsupported kinds are lowering errors") {

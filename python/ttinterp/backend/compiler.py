@@ -17,7 +17,13 @@ from triton.backends.compiler import BaseBackend, GPUTarget, Language
 
 #: Triton's TTIR for this compute capability is what the interpreter is tested against.
 EMULATED_CAPABILITY = 90
-TARGET_NAME = "ttinterp"
+#: The plugin's name: Triton's ``backends`` key, ``TRITON_DEFAULT_BACKEND=ttinterp``, the binary's key
+#: in ``compiled.asm``.
+PLUGIN_NAME = "ttinterp"
+#: ``GPUTarget.backend``, which libraries read as the device type of the tensors a kernel takes
+#: (flash-linear-attention looks up ``getattr(torch, backend)``; "cuda" and "hip" map to torch.cuda):
+#: the kernels run on CPU tensors.
+TARGET_BACKEND = "cpu"
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,7 @@ class TTInterpOptions:
     max_num_imprecise_acc_default: int = 2**30
     extern_libs: Optional[tuple] = None
     debug: bool = False
-    backend_name: str = TARGET_NAME
+    backend_name: str = PLUGIN_NAME
     sanitize_overflow: bool = True
     arch: Optional[str] = None
     instrumentation_mode: str = ""
@@ -68,20 +74,22 @@ _FUNC_NAME = re.compile(r"tt\.func\s+public\s+@([\w$.]+)")
 
 
 class TTInterpBackend(BaseBackend):
-    binary_ext = "ttinterp"
+    binary_ext = PLUGIN_NAME
 
     @staticmethod
     def supports_target(target: GPUTarget):
-        return target.backend == TARGET_NAME
+        return target.backend == TARGET_BACKEND
 
     def __init__(self, target: GPUTarget) -> None:
         super().__init__(target)
-        self.binary_ext = "ttinterp"
+        self.binary_ext = PLUGIN_NAME
 
     @functools.lru_cache()
     def hash(self):
         from .. import __version__
-        return f"ttinterp-{__version__}-{self.target.arch}"
+        # The target's backend is in it: Triton's cache key holds this hash, not the target, and a
+        # cached kernel's metadata names the target it was compiled for.
+        return f"{PLUGIN_NAME}-{__version__}-{self.target.backend}-{self.target.arch}"
 
     def parse_options(self, opts) -> Any:
         fields = TTInterpOptions.__dataclass_fields__

@@ -12,13 +12,13 @@ import time
 from triton.backends.compiler import GPUTarget
 from triton.backends.driver import DriverBase
 
-from .compiler import EMULATED_CAPABILITY, TARGET_NAME
+from .compiler import EMULATED_CAPABILITY, PLUGIN_NAME, TARGET_BACKEND
 
 
 def _other_driver_active() -> bool:
     from triton.backends import backends
     for name, backend in backends.items():
-        if name == TARGET_NAME:
+        if name == PLUGIN_NAME:
             continue
         try:
             if backend.driver.is_active():
@@ -117,7 +117,7 @@ class TTInterpDriver(DriverBase):
         }[ty]
 
     def get_current_target(self):
-        return GPUTarget(TARGET_NAME, EMULATED_CAPABILITY, 32)
+        return GPUTarget(TARGET_BACKEND, EMULATED_CAPABILITY, 32)
 
     def get_active_torch_device(self):
         import torch

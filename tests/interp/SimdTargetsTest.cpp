@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -484,5 +485,47 @@ TEST_CASE("32-bit integer division gives every target C++'s quotients and remain
         CHECK(out == want);
       }
     }
+  });
+}
+
+TEST_CASE("a one-thread f32 atomic-add run flushes subnormals as atom.add.f32 on every target") {
+  // PTX's atom.add.f32: subnormal inputs and a subnormal result become the zero of their sign.
+  auto flushed = [](float x) {
+    return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+  };
+  const float tiny = std::numeric_limits<float>::denorm_min() * 5,
+              minNormal = std::numeric_limits<float>::min();
+  const int64_t n = 37; // whole vectors and a tail on every target
+  auto start = randomValues<float>(n, 11), v = randomValues<float>(n, 12);
+  start[0] = tiny;             // a subnormal input: 0 + v
+  v[1] = -tiny;                // a subnormal operand: start + 0
+  start[2] = 1.5f * minNormal; // 1.5 - 1 times 2^-126 is subnormal: +0
+  v[2] = -minNormal;
+  start[3] = -1.5f * minNormal; // -0
+  v[3] = minNormal;
+  start[4] = -0.0f; // -0 + -0 = -0
+  v[4] = -0.0f;
+  start[20] = std::nanf(""); // NaN stays NaN
+  start[21] = std::numeric_limits<float>::infinity();
+  v[21] = -std::numeric_limits<float>::infinity(); // inf - inf: NaN
+  start[33] = -tiny;                               // a tail lane: -0 + v
+  std::vector<float> want(n);
+  for (int64_t i = 0; i < n; ++i)
+    want[size_t(i)] = flushed(flushed(start[size_t(i)]) + flushed(v[size_t(i)]));
+  onEveryTarget([&] {
+    std::vector<float> host = start, old(n, 99.0f);
+    CHECK(simd::atomicAddRunF32(host.data(), v.data(), old.data(), n));
+    CHECK(sameBits(old, start));
+    CHECK(sameBits(host, want));
+    // Adding zeros to normal numbers changes no bits: nothing to report.
+    std::vector<float> ones(n, 1.0f), zeros(n, 0.0f), seen(n);
+    CHECK_FALSE(simd::atomicAddRunF32(ones.data(), zeros.data(), seen.data(), n));
+    CHECK(ones == std::vector<float>(n, 1.0f));
+    // `old` may be the values' own block (a result slot sharing its operand's storage).
+    std::vector<float> shared = v;
+    host = start;
+    simd::atomicAddRunF32(host.data(), shared.data(), shared.data(), n);
+    CHECK(sameBits(shared, start));
+    CHECK(sameBits(host, want));
   });
 }

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "LaneRuns.h"
 #include "OpSupport.h"
+#include "simd/Simd.h"
 
 #include "ttinterp/frontend/Dialect.h"
 #include "ttinterp/memory/Hazards.h"
@@ -196,6 +197,9 @@ template <DType D, Rmw K> Bits<D> updatedBits(Bits<D> old, Repr<D> v) {
 template <DType D, Rmw K>
 bool updateRun(uint8_t *__restrict host, const Repr<D> *__restrict v, Repr<D> *__restrict r,
                int64_t length) {
+  if constexpr (D == DType::F32 && K == Rmw::FAdd)
+    if (length > 1) // a run of a gradient's row: the vector unit's width at a time
+      return simd::atomicAddRunF32(reinterpret_cast<float *>(host), v, r, length);
   using B = Bits<D>;
   B changed = 0;
   for (int64_t k = 0; k < length; ++k) {

@@ -96,6 +96,12 @@ enum class IntDivOp { DivS, DivU, RemS, RemU };
 void intDivide32(IntDivOp op, const int32_t *a, const int32_t *b, bool splatDivisor, int32_t *r,
                  int64_t n);
 
+/// One thread's `tt.atomic_rmw fadd` of a run of n distinct f32 elements at `host`: old[i] gets
+/// host[i], then host[i] becomes host[i] + v[i] with PTX's atom.add.f32 subnormal flushing
+/// (inputs and result, to a zero of the same sign). Whether any element's bits changed.
+/// `old` may be `v`; neither may overlap `host`.
+bool atomicAddRunF32(float *host, const float *v, float *old, int64_t n);
+
 /// What the dispatch chose on this CPU, e.g. "AVX2" (for benchmark reports).
 const char *targetName();
 

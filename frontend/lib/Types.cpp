@@ -19,6 +19,46 @@ void TritonDialect::registerTypes() {
 }
 
 //===----------------------------------------------------------------------===//
+// !tt.ptr: `<f32>`, `<f32, 3>` or, for a `tl.const` pointer (Triton 3.9), `<f32, "constant">`
+//===----------------------------------------------------------------------===//
+
+Type PointerType::parse(AsmParser &parser) {
+  Type pointee;
+  if (parser.parseLess() || parser.parseType(pointee))
+    return {};
+  int addressSpace = 1;
+  if (succeeded(parser.parseOptionalComma())) {
+    SMLoc loc = parser.getCurrentLocation();
+    std::string name;
+    if (succeeded(parser.parseOptionalString(&name))) {
+      // Triton's names of the address spaces a TTIR pointer can be in.
+      if (name == "global")
+        addressSpace = 1;
+      else if (name == "constant")
+        addressSpace = kConstantAddressSpace;
+      else {
+        parser.emitError(loc, "unknown pointer address space \"") << name << "\"";
+        return {};
+      }
+    } else if (parser.parseInteger(addressSpace)) {
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return PointerType::get(pointee, addressSpace);
+}
+
+void PointerType::print(AsmPrinter &printer) const {
+  printer << "<" << getPointeeType();
+  if (getAddressSpace() == kConstantAddressSpace)
+    printer << ", \"constant\"";
+  else if (getAddressSpace() != 1)
+    printer << ", " << getAddressSpace();
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
 // !tt.tensordesc: `<tensor<128x64xf16>>` (Triton <= 3.7) or `<128x64xf16>` (3.8+)
 //===----------------------------------------------------------------------===//
 

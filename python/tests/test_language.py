@@ -480,3 +480,39 @@ def test_integer_division_of_masked_off_lanes_is_not_a_fault(dtype):
     # torch.fmod).
     assert torch.equal(q, torch.div(x, y, rounding_mode="trunc"))
     assert torch.equal(r, torch.fmod(x, y))
+
+
+# --- integer scalars of 64 bits, and tl.const pointers ------------------------------------------
+
+
+@triton.jit
+def store_scalar_bits(value, bits_ptr, as_float_ptr):
+    tl.store(bits_ptr, value.to(tl.int64, bitcast=True))
+    tl.store(as_float_ptr, value.to(tl.float32))
+
+
+@pytest.mark.parametrize("value", [2**63 - 1, 2**63, 2**64 - 1, -2**63])
+def test_64_bit_integer_scalars_keep_their_bits(value):
+    # From 2**63 up Triton passes the argument as u64: the kernel sees its bits, and converts it
+    # to float as unsigned.
+    bits, as_float = torch.zeros(1, dtype=torch.int64), torch.zeros(1)
+    store_scalar_bits[(1, )](value, bits, as_float)
+    assert bits.item() == (value - 2**64 if value >= 2**63 else value)
+    assert as_float.item() == float(np.float32(value))
+
+
+@triton.jit
+def copy_through_const_pointer(src: tl.const, dst, n, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(dst + offsets, tl.load(src + offsets, mask=mask) * 2, mask=mask)
+
+
+def test_a_tl_const_pointer_parameter_is_read():
+    # Triton 3.9 puts it in a named address space: !tt.ptr<f32, "constant">.
+    x = torch.randn(100)
+    out = torch.zeros(100)
+    copy_through_const_pointer[(1, )](x, out, 100, BLOCK=128)
+    assert torch.equal(out, x * 2)
+    with pytest.raises(ttinterp.KernelFault):
+        copy_through_const_pointer[(1, )](torch.randn(50), out, 100, BLOCK=128)  # reads past it

@@ -182,10 +182,16 @@ def _scalar(arg, param: str, ty: str):
             raise TypeError(f"ttinterp: argument '{param}' ({ty}) must be a number, not "
                             f"{_describe(arg)}") from None
     try:
-        return int(arg)
+        value = int(arg)
     except (TypeError, ValueError):
         raise TypeError(f"ttinterp: argument '{param}' ({ty}) must be an integer, not "
                         f"{_describe(arg)}") from None
+    # Triton types an integer from 2**63 up as u64; TTIR holds its bits in an i64.
+    if 2**63 <= value < 2**64:
+        return value - 2**64
+    if not -2**63 <= value < 2**63:
+        raise OverflowError(f"ttinterp: argument '{param}' ({ty}) = {value} does not fit in 64 bits")
+    return value
 
 
 class _Binding:

@@ -61,6 +61,27 @@ TEST_CASE("pointer types: default and explicit address space, block pointers") {
   CHECK(tt::getBasePointerType(block) == tt::PointerType::get(mlir::Float16Type::get(ctx.get())));
 }
 
+TEST_CASE("a tl.const pointer's named address space (Triton 3.9) parses and prints back") {
+  auto ctx = makeContext();
+  mlir::Type f32 = mlir::Float32Type::get(ctx.get());
+  auto constant = llvm::dyn_cast_or_null<tt::PointerType>(
+      mlir::parseType("!tt.ptr<f32, \"constant\">", ctx.get()));
+  REQUIRE(constant);
+  CHECK(constant.getPointeeType() == f32);
+  CHECK(constant != tt::PointerType::get(f32)); // a type of its own, as in Triton
+  CHECK(str(constant) == "!tt.ptr<f32, \"constant\">");
+  CHECK(mlir::parseType("!tt.ptr<f32, \"global\">", ctx.get()) == tt::PointerType::get(f32));
+  std::string diagnostics;
+  {
+    mlir::ScopedDiagnosticHandler capture(ctx.get(), [&](mlir::Diagnostic &d) {
+      diagnostics += d.str();
+      return mlir::success();
+    });
+    CHECK_FALSE(mlir::parseType("!tt.ptr<f32, \"texture\">", ctx.get()));
+  }
+  CHECK(diagnostics.find("unknown pointer address space \"texture\"") != std::string::npos);
+}
+
 TEST_CASE("both tensor descriptor spellings are the same type; the 3.8 one is printed") {
   auto ctx = makeContext();
   mlir::Type old = mlir::parseType("!tt.tensordesc<tensor<128x64xf16>>", ctx.get());

@@ -12,7 +12,8 @@ include "ttinterp/frontend/TritonDialect.td"
 //===----------------------------------------------------------------------===//
 
 // `!tt.ptr<f32>`, `!tt.ptr<f16, 3>` (address space printed only when not 1), and the
-// block pointer `!tt.ptr<tensor<128x32xf16>>` made by tt.make_tensor_ptr.
+// block pointer `!tt.ptr<tensor<128x32xf16>>` made by tt.make_tensor_ptr. Triton 3.9 names
+// the address space of a `tl.const` pointer: `!tt.ptr<f32, "constant">` (Types.cpp).
 def TT_PointerType : TypeDef<Triton_Dialect, "Pointer"> {
   let mnemonic = "ptr";
   let summary = "pointer to a scalar (or, for block pointers, to a tensor block)";
@@ -24,7 +25,11 @@ def TT_PointerType : TypeDef<Triton_Dialect, "Pointer"> {
       return $_get(pointeeType.getContext(), pointeeType, addressSpace);
     }]>
   ];
-  let assemblyFormat = "`<` $pointeeType (`,` $addressSpace^)? `>`";
+  let hasCustomAssemblyFormat = 1;
+  let extraClassDeclaration = [{
+    /// The address space a `tl.const` pointer is in (printed `"constant"`, as Triton does).
+    static constexpr int kConstantAddressSpace = 4;
+  }];
 }
 
 // A tensor descriptor of one block. Parses both `!tt.tensordesc<tensor<128x64xf16>>`

@@ -74,3 +74,11 @@ def test_ttir_keeps_python_locations():
     x = torch.ones(64)
     compiled = add_kernel[(1, )](x, x, x, 64, BLOCK=64)
     assert "test_basics.py" in compiled.asm["ttinterp"].decode()
+
+
+@pytest.mark.parametrize("expected", [ValueError, AssertionError])
+def test_num_warps_not_a_power_of_two_is_refused_as_the_nvidia_backend_refuses_it(expected):
+    # The NVIDIA backend asserts; code written for it (Triton's own tests) expects AssertionError.
+    x = torch.randn(64)
+    with pytest.raises(expected, match="num_warps must be a power of 2, not 3"):
+        add_kernel[(1, )](x, x, torch.empty(64), 64, BLOCK=64, num_warps=3)

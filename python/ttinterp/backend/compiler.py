@@ -26,6 +26,11 @@ PLUGIN_NAME = "ttinterp"
 TARGET_BACKEND = "cpu"
 
 
+class InvalidOptionError(ValueError, AssertionError):
+    """A launch option the NVIDIA backend rejects too: it asserts, so code written for it (Triton's
+    own tests among them) expects an AssertionError; a ValueError is what the value is."""
+
+
 @dataclass(frozen=True)
 class TTInterpOptions:
     # Field names follow the NVIDIA backend's options, so kernels and autotune configs written
@@ -61,7 +66,7 @@ class TTInterpOptions:
 
     def __post_init__(self):
         if self.num_warps <= 0 or self.num_warps & (self.num_warps - 1):
-            raise ValueError(f"num_warps must be a power of 2, not {self.num_warps}")
+            raise InvalidOptionError(f"num_warps must be a power of 2, not {self.num_warps}")
         if self.extern_libs is not None and not isinstance(self.extern_libs, tuple):
             object.__setattr__(self, "extern_libs", tuple(dict(self.extern_libs).items()))
 

@@ -516,3 +516,83 @@ def test_a_tl_const_pointer_parameter_is_read():
     assert torch.equal(out, x * 2)
     with pytest.raises(ttinterp.KernelFault):
         copy_through_const_pointer[(1, )](torch.randn(50), out, 100, BLOCK=128)  # reads past it
+
+
+# --- the rest of libdevice, against mpmath -------------------------------------------------------
+
+
+@triton.jit
+def libdevice_specials(x_ptr, y_ptr, z_ptr, n_ptr, out_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    x, y, z, n = tl.load(x_ptr + i), tl.load(y_ptr + i), tl.load(z_ptr + i), tl.load(n_ptr + i)
+    tl.store(out_ptr + 0 * BLOCK + i, libdevice.erfcx(x))
+    tl.store(out_ptr + 1 * BLOCK + i, libdevice.erfcinv(y))
+    tl.store(out_ptr + 2 * BLOCK + i, libdevice.normcdfinv(z))
+    tl.store(out_ptr + 3 * BLOCK + i, libdevice.cyl_bessel_i0(x))
+    tl.store(out_ptr + 4 * BLOCK + i, libdevice.cyl_bessel_i1(x))
+    tl.store(out_ptr + 5 * BLOCK + i, libdevice.jn(n, tl.abs(x) + 0.5))
+    tl.store(out_ptr + 6 * BLOCK + i, libdevice.yn(n, tl.abs(x) + 0.5))
+    tl.store(out_ptr + 7 * BLOCK + i, libdevice.norm3d(x, y, z))
+    tl.store(out_ptr + 8 * BLOCK + i, libdevice.rnorm4d(x, y, z, x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_special_libdevice_functions_match_mpmath(dtype):
+    mpmath = pytest.importorskip("mpmath")  # torch's own dependency (through sympy)
+    mp = mpmath.mp
+    mp.dps = 50
+    x = torch.tensor([-3.0, -0.5, 0.0, 0.5, 1.0, 5.0, 30.0, 150.0], dtype=dtype)
+    y = torch.tensor([1e-30, 1e-10, 0.01, 0.5, 1.0, 1.5, 1.99, 1.9999], dtype=dtype)
+    z = torch.tensor([1e-30, 1e-10, 0.01, 0.3, 0.5, 0.7, 0.99, 0.9999], dtype=dtype)
+    n = torch.tensor([0, 1, 2, 5, 0, 1, 2, 5], dtype=torch.int32)
+    out = torch.zeros(9 * 8, dtype=dtype)
+    libdevice_specials[(1, )](x, y, z, n, out, BLOCK=8)
+    got = out.view(9, 8).tolist()
+
+    def v(t, k):
+        return mp.mpf(float(t[k]))
+
+    references = [
+        lambda k: mp.exp(v(x, k)**2) * mp.erfc(v(x, k)),
+        lambda k: mp.erfinv(1 - v(y, k)),
+        lambda k: mp.sqrt(2) * mp.erfinv(2 * v(z, k) - 1),
+        lambda k: mp.besseli(0, v(x, k)),
+        lambda k: mp.besseli(1, v(x, k)),
+        lambda k: mp.besselj(int(n[k]), abs(v(x, k)) + mp.mpf("0.5")),
+        lambda k: mp.bessely(int(n[k]), abs(v(x, k)) + mp.mpf("0.5")),
+        lambda k: mp.sqrt(v(x, k)**2 + v(y, k)**2 + v(z, k)**2),
+        lambda k: 1 / mp.sqrt(2 * v(x, k)**2 + v(y, k)**2 + v(z, k)**2),
+    ]
+    names = ["erfcx", "erfcinv", "normcdfinv", "i0", "i1", "jn", "yn", "norm3d", "rnorm4d"]
+    for name, reference, row in zip(names, references, got):
+        for k, value in enumerate(row):
+            want = reference(k)
+            if dtype == torch.float32:
+                # Within one f32 ulp of the exact value (the C library's jn/yn: two), or
+                # infinite where it overflows f32.
+                exact = float(want)
+                if abs(exact) > 3.4028234663852886e38:
+                    assert value == float("inf") * (1 if exact > 0 else -1), (name, k)
+                    continue
+                ulp = float(np.spacing(np.float32(abs(exact))))
+                assert abs(value - exact) <= (2 if name in ("jn", "yn") else 1) * ulp, (name, k)
+            else:
+                # Within 2 f64 ulps (the C library's jn/yn and I0/I1: 1e-13 relative).
+                bound = 1e-13 if name in ("jn", "yn", "i0", "i1") else 4.5e-16
+                assert abs(mp.mpf(value) - want) <= bound * abs(want), (name, k, value, want)
+
+
+@triton.jit
+def rsqrt_rn(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, libdevice.rsqrt_rn(tl.load(x_ptr + i)))
+
+
+def test_rsqrt_rn_is_correctly_rounded():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    x = torch.rand(4096, generator=torch.Generator().manual_seed(3)) * 1000 + 1e-3
+    out = torch.empty_like(x)
+    rsqrt_rn[(1, )](x, out, BLOCK=4096)
+    want = [np.float32(float(1 / mpmath.sqrt(mpmath.mpf(float(v))))) for v in x.tolist()]
+    assert out.tolist() == [float(w) for w in want]

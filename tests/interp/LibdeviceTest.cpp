@@ -280,3 +280,192 @@ TEST_CASE("f32 transcendentals are within 1 ulp of double precision over a sweep
   CHECK(std::isinf(e[1]));
   CHECK(e[2] == 1.0f);
 }
+
+namespace {
+/// SYMBOL over 8-lane constants of the given types; out[0..8) as T.
+template <class T>
+std::vector<T> call(const std::string &symbol,
+                    const std::vector<std::pair<std::string, std::string>> &args,
+                    const std::string &result, DType dtype) {
+  return runStoreKernel<T>(externKernel(symbol, args, result), dtype);
+}
+const float kOneUp = std::nextafter(1.0f, 2.0f);
+} // namespace
+
+TEST_CASE("_rz, _rd and _ru round the exact result toward zero, down and up") {
+  // 1 + 2^-30 and -1 - 2^-30 lie strictly between floats; 1 + 3 * 2^-25 is 3/4 of the way up.
+  const std::pair<std::string, std::string> a{"[1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, 1.0]", "f32"},
+      b{"[0x30800000, 0xB0800000, 0x30800000, 0xB0800000, 0.0, 0.0, 0x34000000, 0x33C00000]",
+        "f32"};
+  CHECK(call<float>("__nv_fadd_rz", {a, b}, "f32", DType::F32) ==
+        std::vector<float>{1, -1, 1, -1, 1, -1, kOneUp, 1});
+  CHECK(call<float>("__nv_fadd_rd", {a, b}, "f32", DType::F32) ==
+        std::vector<float>{1, -kOneUp, 1, -kOneUp, 1, -1, kOneUp, 1});
+  CHECK(call<float>("__nv_fadd_ru", {a, b}, "f32", DType::F32) ==
+        std::vector<float>{kOneUp, -1, kOneUp, -1, 1, -1, kOneUp, kOneUp});
+  CHECK(call<float>("__nv_fadd_rn", {a, b}, "f32", DType::F32) ==
+        std::vector<float>{1, -1, 1, -1, 1, -1, kOneUp, kOneUp});
+  // x - y = x + (-y): the same sums.
+  const std::pair<std::string, std::string> negB{
+      "[0xB0800000, 0x30800000, 0xB0800000, 0x30800000, 0.0, 0.0, 0xB4000000, 0xB3C00000]", "f32"};
+  CHECK(call<float>("__nv_fsub_rd", {a, negB}, "f32", DType::F32) ==
+        std::vector<float>{1, -kOneUp, 1, -kOneUp, 1, -1, kOneUp, 1});
+  // (1 + 2^-52)^2 = 1 + 2^-51 + 2^-104: down is 1 + 2^-51, up one ulp more; negated, mirrored.
+  const double x = std::nextafter(1.0, 2.0), sq = 1 + std::ldexp(1.0, -51),
+               sqUp = std::nextafter(sq, 2.0);
+  const std::pair<std::string, std::string> m{
+      "[0x3FF0000000000001, 0xBFF0000000000001, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]", "f64"},
+      n{"[0x3FF0000000000001, 0x3FF0000000000001, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]", "f64"};
+  std::vector<double> rz = call<double>("__nv_dmul_rz", {m, n}, "f64", DType::F64),
+                      rd = call<double>("__nv_dmul_rd", {m, n}, "f64", DType::F64),
+                      ru = call<double>("__nv_dmul_ru", {m, n}, "f64", DType::F64);
+  CHECK(x * x == sq); // round to nearest, for comparison
+  CHECK(rz[0] == sq);
+  CHECK(rd[0] == sq);
+  CHECK(ru[0] == sqUp);
+  CHECK(rz[1] == -sq);
+  CHECK(rd[1] == -sqUp);
+  CHECK(ru[1] == -sq);
+  // 1/3 and sqrt(2) are not floats: down and up are adjacent and bracket them; toward zero is
+  // down for a positive result.
+  const std::pair<std::string, std::string> three{"[3.0, -3.0, 2.0, 2.0, 1.0, 1.0, 1.0, 1.0]",
+                                                  "f32"};
+  std::vector<float> rcpDown = call<float>("__nv_frcp_rd", {three}, "f32", DType::F32),
+                     rcpUp = call<float>("__nv_frcp_ru", {three}, "f32", DType::F32),
+                     rcpZero = call<float>("__nv_frcp_rz", {three}, "f32", DType::F32);
+  CHECK(std::nextafter(rcpDown[0], 1.0f) == rcpUp[0]);
+  CHECK(double(rcpDown[0]) < 1.0 / 3);
+  CHECK(double(rcpUp[0]) > 1.0 / 3);
+  CHECK(rcpZero[0] == rcpDown[0]);
+  CHECK(rcpZero[1] == rcpUp[1]); // -1/3 toward zero is the one above
+  std::vector<float> sqrtDown = call<float>("__nv_fsqrt_rd", {three}, "f32", DType::F32),
+                     sqrtUp = call<float>("__nv_fsqrt_ru", {three}, "f32", DType::F32);
+  CHECK(std::nextafter(sqrtDown[2], 2.0f) == sqrtUp[2]);
+  CHECK(double(sqrtDown[2]) * sqrtDown[2] < 2.0);
+  CHECK(double(sqrtUp[2]) * sqrtUp[2] > 2.0);
+  // fma rounds once: (1 + 2^-23)^2 - 1 = 2^-22 + 2^-46, which needs 25 bits.
+  const std::pair<std::string, std::string> up{"0x3F800001", "f32"}, minusOne{"-1.0", "f32"};
+  const float exactHigh = std::ldexp(1.0f, -22);
+  CHECK(call<float>("__nv_fmaf_rz", {up, up, minusOne}, "f32", DType::F32)[0] == exactHigh);
+  CHECK(call<float>("__nv_fmaf_ru", {up, up, minusOne}, "f32", DType::F32)[0] ==
+        std::nextafter(exactHigh, 1.0f));
+}
+
+TEST_CASE("conversions round in their mode, saturate, and take NaN to 0") {
+  const int32_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  const std::pair<std::string, std::string> d{
+      "[-1.5, 2.5, -2.5, 1.0e+10, -1.0e+10, 0x7FF8000000000000, 0.5, -0.5]", "f64"};
+  CHECK(call<int32_t>("__nv_double2int_rn", {d}, "i32", DType::I32) ==
+        std::vector<int32_t>{-2, 2, -2, hi, lo, 0, 0, 0});
+  CHECK(call<int32_t>("__nv_double2int_rz", {d}, "i32", DType::I32) ==
+        std::vector<int32_t>{-1, 2, -2, hi, lo, 0, 0, 0});
+  CHECK(call<int32_t>("__nv_double2int_rd", {d}, "i32", DType::I32) ==
+        std::vector<int32_t>{-2, 2, -3, hi, lo, 0, 0, -1});
+  CHECK(call<int32_t>("__nv_double2int_ru", {d}, "i32", DType::I32) ==
+        std::vector<int32_t>{-1, 3, -2, hi, lo, 0, 1, 0});
+  // Unsigned: negative values saturate to 0, large ones to all ones (-1 as i32).
+  CHECK(call<int32_t>("__nv_double2uint_ru", {d}, "i32", DType::I32) ==
+        std::vector<int32_t>{0, 3, 0, -1, 0, 0, 1, 0});
+  CHECK(call<int64_t>("__nv_double2ll_rd", {d}, "i64", DType::I64) ==
+        std::vector<int64_t>{-2, 2, -3, 10000000000, -10000000000, 0, 0, -1});
+  CHECK(call<int64_t>("__nv_float2ull_ru",
+                      {{"[1.5, 1.0e+30, -0.5, 0x7FC00000, 3.0, 0.0, 0.25, 7.5]", "f32"}}, "i64",
+                      DType::I64) == std::vector<int64_t>{2, -1, 0, 0, 3, 0, 1, 8});
+  // 2^24 + 1 and 2^24 + 3 are not floats (the spacing there is 2).
+  const std::pair<std::string, std::string> ints{
+      "[16777217, -16777217, 16777219, 0, 1, -1, 2147483647, -2147483648]", "i32"};
+  CHECK(call<float>("__nv_int2float_rn", {ints}, "f32", DType::F32) ==
+        std::vector<float>{16777216, -16777216, 16777220, 0, 1, -1, 2147483648.0f, -2147483648.0f});
+  CHECK(call<float>("__nv_int2float_rz", {ints}, "f32", DType::F32) ==
+        std::vector<float>{16777216, -16777216, 16777218, 0, 1, -1, 2147483520.0f, -2147483648.0f});
+  CHECK(call<float>("__nv_int2float_rd", {ints}, "f32", DType::F32) ==
+        std::vector<float>{16777216, -16777218, 16777218, 0, 1, -1, 2147483520.0f, -2147483648.0f});
+  CHECK(call<float>("__nv_int2float_ru", {ints}, "f32", DType::F32) ==
+        std::vector<float>{16777218, -16777216, 16777220, 0, 1, -1, 2147483648.0f, -2147483648.0f});
+  // The signless -1 read as unsigned: 2^32 - 1 and 2^64 - 1.
+  CHECK(call<float>("__nv_uint2float_rz", {ints}, "f32", DType::F32)[5] == 4294967040.0f);
+  CHECK(call<float>("__nv_uint2float_ru", {ints}, "f32", DType::F32)[5] == 4294967296.0f);
+  const std::pair<std::string, std::string> allOnes{"[-1, 1, 0, 0, 0, 0, 0, 0]", "i64"};
+  CHECK(call<double>("__nv_ull2double_rz", {allOnes}, "f64", DType::F64)[0] ==
+        18446744073709549568.0);
+  CHECK(call<double>("__nv_ull2double_ru", {allOnes}, "f64", DType::F64)[0] ==
+        18446744073709551616.0);
+  CHECK(call<double>("__nv_uint2double_rn", {{"[-1, 0, 0, 0, 0, 0, 0, 0]", "i32"}}, "f64",
+                     DType::F64)[0] == 4294967295.0);
+  // 1 + 2^-30 is between floats; 1 + 2^-24 is halfway (to even: 1).
+  const std::pair<std::string, std::string> narrow{
+      "[0x3FF0000000400000, 0xBFF0000000400000, 0x3FF0000010000000, 0.0, 0.0, 0.0, 0.0, 0.0]",
+      "f64"};
+  CHECK(call<float>("__nv_double2float_rn", {narrow}, "f32", DType::F32) ==
+        std::vector<float>{1, -1, 1, 0, 0, 0, 0, 0});
+  CHECK(call<float>("__nv_double2float_rd", {narrow}, "f32", DType::F32) ==
+        std::vector<float>{1, -kOneUp, 1, 0, 0, 0, 0, 0});
+  CHECK(call<float>("__nv_double2float_ru", {narrow}, "f32", DType::F32) ==
+        std::vector<float>{kOneUp, -1, kOneUp, 0, 0, 0, 0, 0});
+  // llrint to nearest even, llround away from zero; both saturate.
+  const std::pair<std::string, std::string> halves{
+      "[2.5, -2.5, 3.5, 1.0e+30, -1.0e+30, 0x7FC00000, 0.4, -0.6]", "f32"};
+  const int64_t big = std::numeric_limits<int64_t>::max(),
+                small = std::numeric_limits<int64_t>::min();
+  CHECK(call<int64_t>("__nv_llrintf", {halves}, "i64", DType::I64) ==
+        std::vector<int64_t>{2, -2, 4, big, small, 0, 0, -1});
+  CHECK(call<int64_t>("__nv_llroundf", {halves}, "i64", DType::I64) ==
+        std::vector<int64_t>{3, -3, 4, big, small, 0, 0, -1});
+}
+
+TEST_CASE("bit casts, byte permutes and sums of absolute differences") {
+  CHECK(call<int32_t>("__nv_float_as_uint", {{"[-0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]", "f32"}},
+                      "i32", DType::I32)[0] == std::numeric_limits<int32_t>::min());
+  CHECK(call<float>("__nv_uint_as_float", {{"[1065353216, 0, 0, 0, 0, 0, 0, 0]", "i32"}}, "f32",
+                    DType::F32)[0] == 1.0f);
+  std::vector<double> joined = call<double>(
+      "__nv_hiloint2double",
+      {{"[1072693248, 1073741824, 0, 0, 0, 0, 0, 0]", "i32"}, {"[0, 1, 0, 0, 0, 0, 0, 0]", "i32"}},
+      "f64", DType::F64);
+  CHECK(joined[0] == 1.0);
+  CHECK(joined[1] == std::nextafter(2.0, 3.0));
+  const std::pair<std::string, std::string> one{
+      "[1.0, 0x3FF0000000000001, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]", "f64"};
+  CHECK(call<int32_t>("__nv_double2hiint", {one}, "i32", DType::I32)[0] == 0x3FF00000);
+  CHECK(call<int32_t>("__nv_double2loint", {one}, "i32", DType::I32)[1] == 1);
+  // Bytes 0-3 of x = 0x33221100 and 4-7 of y = 0x77665544; selectors 1, 3, 5, 7 from the
+  // low nibble up, and 4 everywhere.
+  CHECK(call<int32_t>("__nv_byte_perm",
+                      {{"[857870592, 857870592, 0, 0, 0, 0, 0, 0]", "i32"},
+                       {"[2003195204, 2003195204, 0, 0, 0, 0, 0, 0]", "i32"},
+                       {"[30001, 17476, 0, 0, 0, 0, 0, 0]", "i32"}},
+                      "i32", DType::I32) ==
+        std::vector<int32_t>{0x77553311, 0x44444444, 0, 0, 0, 0, 0, 0});
+  CHECK(call<int32_t>("__nv_sad",
+                      {{"[-3, 5, 0, 0, 0, 0, 0, 0]", "i32"},
+                       {"[4, -5, 0, 0, 0, 0, 0, 0]", "i32"},
+                       {"[10, 0, 0, 0, 0, 0, 0, 0]", "i32"}},
+                      "i32", DType::I32)
+            .at(0) == 17);
+  // Unsigned: |3 - (2^32 - 1)| + 1 = 2^32 - 3.
+  CHECK(call<int32_t>("__nv_usad",
+                      {{"[3, 0, 0, 0, 0, 0, 0, 0]", "i32"},
+                       {"[-1, 0, 0, 0, 0, 0, 0, 0]", "i32"},
+                       {"[1, 0, 0, 0, 0, 0, 0, 0]", "i32"}},
+                      "i32", DType::I32)[0] == -3);
+}
+
+TEST_CASE("sinpi and cospi are exact at integers and halves, with IEEE's signed zeros") {
+  const std::pair<std::string, std::string> x{"[0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, 1.0e+07]",
+                                              "f32"};
+  std::vector<float> s = call<float>("__nv_sinpif", {x}, "f32", DType::F32);
+  CHECK(s == std::vector<float>{0, -0.0f, 0, -0.0f, 1, -1, 1, 0});
+  CHECK_FALSE(std::signbit(s[2])); // sinpi(1) = +0
+  CHECK(std::signbit(s[3]));
+  CHECK_FALSE(std::signbit(s[7]));
+  std::vector<float> c = call<float>("__nv_cospif", {x}, "f32", DType::F32);
+  CHECK(c == std::vector<float>{1, 1, -1, -1, 0, 0, 0, 1});
+  CHECK_FALSE(std::signbit(c[4])); // cospi(1/2) = +0
+  std::vector<double> quarter =
+      call<double>("__nv_sinpi", {{"[0.25, -0.75, 1.0e+15, 0.0, 0.0, 0.0, 0.0, 0.0]", "f64"}},
+                   "f64", DType::F64);
+  const double half = 0.70710678118654752440; // sqrt(2) / 2
+  CHECK(std::fabs(quarter[0] - half) <= std::ldexp(1.0, -53));
+  CHECK(std::fabs(quarter[1] + half) <= std::ldexp(1.0, -53));
+  CHECK(quarter[2] == 0.0); // a huge integer: exactly 0, which sin(pi * x) is not
+}

@@ -7,6 +7,12 @@
 // at most 1 to 4 ulp off for these functions), though not always bit-identical
 // to it. An unknown symbol is a lowering error that names it.
 //
+// The `_rz`/`_rd`/`_ru` variants round toward zero, down or up: the FPU is put in that mode
+// for the block and the operation done in the result's own type, so the hardware rounds it
+// once (this file is compiled with -frounding-math, so the compiler keeps every operation
+// inside the mode and folds none). Conversions to integers saturate and take NaN to 0, as
+// PTX's cvt does.
+//
 //===----------------------------------------------------------------------===//
 #include "ArithFunctors.h"
 #include "OpSupport.h"
@@ -16,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include <cfenv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -268,6 +275,229 @@ int32_t umul24(int32_t a, int32_t b) {
 }
 
 //===----------------------------------------------------------------------===//
+// Directed rounding, conversions and the rest of libdevice
+//===----------------------------------------------------------------------===//
+
+constexpr long double kPiL = 3.141592653589793238462643383279502884L;
+
+/// sin(pi x) and cos(pi x), reduced exactly (x mod 2 is exact), then evaluated in extended
+/// precision on [-pi/4, pi/4]: integers give zeros of the right sign, halves exact ones.
+double sinpiD(double x) {
+  if (!std::isfinite(x))
+    return std::isnan(x) ? x : kNaN;
+  const double t = std::fmod(std::fabs(x), 2.0); // [0, 2), exact
+  const double quadrant = std::nearbyint(2 * t); // 0..4
+  const double r = t - quadrant / 2;             // [-1/4, 1/4], exact
+  if (r == 0 && std::fmod(quadrant, 2.0) == 0)
+    return std::copysign(0.0, x); // sinpi(n) is a zero with x's sign (IEEE 754 sinPi)
+  const long double a = kPiL * r;
+  long double v;
+  switch (int(quadrant) & 3) {
+  case 0:
+    v = sinl(a);
+    break;
+  case 1:
+    v = cosl(a);
+    break;
+  case 2:
+    v = -sinl(a);
+    break;
+  default:
+    v = -cosl(a);
+    break;
+  }
+  return x < 0 ? -double(v) : double(v);
+}
+double cospiD(double x) {
+  if (!std::isfinite(x))
+    return std::isnan(x) ? x : kNaN;
+  const double t = std::fmod(std::fabs(x), 2.0);
+  const double quadrant = std::nearbyint(2 * t);
+  const double r = t - quadrant / 2;
+  if (r == 0 && std::fmod(quadrant, 2.0) != 0)
+    return 0.0; // cospi(n + 1/2) is +0
+  const long double a = kPiL * r;
+  switch (int(quadrant) & 3) {
+  case 0:
+    return double(cosl(a));
+  case 1:
+    return double(-sinl(a));
+  case 2:
+    return double(-cosl(a));
+  default:
+    return double(sinl(a));
+  }
+}
+
+/// exp(x^2) erfc(x) in extended precision; beyond where erfc underflows there, the first
+/// terms of its asymptotic series (relative error below 1e-19 from x = 100 on).
+double erfcxD(double x) {
+  if (std::isnan(x))
+    return x;
+  if (x < 100) {
+    const long double xl = x;
+    return double(expl(xl * xl) * erfcl(xl));
+  }
+  const long double xl = x, s = 1 / (2 * xl * xl);
+  return double((1 - s * (1 - 3 * s * (1 - 5 * s))) / (xl * sqrtl(kPiL)));
+}
+
+/// erfc^-1 by Newton's method on erfc in extended precision, from erfinv(1 - y) near the
+/// middle (1 - y exact there) or from the tail's asymptotics, and by symmetry above 1.
+double erfcinvD(double y) {
+  if (std::isnan(y) || y < 0 || y > 2)
+    return kNaN;
+  if (y == 0)
+    return kInf;
+  if (y == 2)
+    return -kInf;
+  if (y > 1)
+    return -erfcinvD(2 - y); // exact for y in (1, 2)
+  long double x;
+  if (y >= 0.5) {
+    x = erfinvD(1 - y);
+  } else {
+    // erfc(x) ~ exp(-x^2) / (x sqrt(pi)): a few fixed-point steps of x = sqrt(-log(y x sqrt(pi)))
+    x = sqrtl(-logl(y));
+    for (int i = 0; i < 3; ++i)
+      x = sqrtl(-logl(y * x * sqrtl(kPiL)));
+  }
+  const long double target = y;
+  for (int i = 0; i < 6; ++i) {
+    const long double slope = -2 / sqrtl(kPiL) * expl(-x * x);
+    if (slope == 0)
+      break;
+    const long double step = (erfcl(x) - target) / slope;
+    x -= step;
+    if (fabsl(step) <= fabsl(x) * 1e-19L)
+      break;
+  }
+  return double(x);
+}
+double normcdfinvD(double p) { return -1.41421356237309504880 * erfcinvD(2 * p); }
+
+/// I0 and I1 (even and odd), which the C++ library defines for x >= 0 only.
+double besselI0D(double x) { return std::isnan(x) ? x : std::cyl_bessel_i(0.0, std::fabs(x)); }
+double besselI1D(double x) {
+  return std::isnan(x) ? x : std::copysign(std::cyl_bessel_i(1.0, std::fabs(x)), x);
+}
+
+double jn_d(int32_t n, double x) { return ::jn(n, x); }
+float jn_f(int32_t n, float x) { return float(::jn(n, double(x))); }
+double yn_d(int32_t n, double x) { return ::yn(n, x); }
+float yn_f(int32_t n, float x) { return float(::yn(n, double(x))); }
+
+/// sqrt of a sum of squares, in extended precision (no overflow, one rounding of the root
+/// that matters); an infinite argument gives +inf even beside a NaN, as hypot does.
+template <class T, class... Ts> T normOf(bool reciprocal, Ts... xs) {
+  if ((std::isinf(xs) || ...))
+    return reciprocal ? T(0) : T(kInf);
+  const long double sum = ((static_cast<long double>(xs) * xs) + ...);
+  const long double norm = sqrtl(sum);
+  return T(reciprocal ? 1 / norm : norm);
+}
+float norm3d_f(float a, float b, float c) { return normOf<float>(false, a, b, c); }
+double norm3d_d(double a, double b, double c) { return normOf<double>(false, a, b, c); }
+float rnorm3d_f(float a, float b, float c) { return normOf<float>(true, a, b, c); }
+double rnorm3d_d(double a, double b, double c) { return normOf<double>(true, a, b, c); }
+float norm4d_f(float a, float b, float c, float d) { return normOf<float>(false, a, b, c, d); }
+double norm4d_d(double a, double b, double c, double d) {
+  return normOf<double>(false, a, b, c, d);
+}
+float rnorm4d_f(float a, float b, float c, float d) { return normOf<float>(true, a, b, c, d); }
+double rnorm4d_d(double a, double b, double c, double d) {
+  return normOf<double>(true, a, b, c, d);
+}
+/// 1/sqrt(x) rounded once to f32 from extended precision.
+float frsqrtRn(float x) { return float(1 / sqrtl(x)); }
+
+// Arithmetic in the result's own type: run under a rounding mode (mapRounded), the hardware
+// rounds it once in that mode.
+template <class T> T addIn(T x, T y) { return x + y; }
+template <class T> T subIn(T x, T y) { return x - y; }
+template <class T> T mulIn(T x, T y) { return x * y; }
+template <class T> T divIn(T x, T y) { return x / y; }
+template <class T> T rcpIn(T x) { return T(1) / x; }
+template <class T> T sqrtIn(T x) { return std::sqrt(x); }
+template <class T> T fmaIn(T x, T y, T z) { return std::fma(x, y, z); }
+template <class To, class From> To convertIn(From x) { return To(x); }
+
+/// A float to an integer as cvt.{rni,rzi,rmi,rpi}: rounded in the current mode (nearbyint),
+/// saturated to the integer's range, NaN to 0.
+template <class Int, class F> Int toIntIn(F x) {
+  if (std::isnan(x))
+    return 0;
+  const long double v = std::nearbyint(static_cast<long double>(x));
+  // Both bounds are powers of two or zero: exact in long double.
+  const long double lo = static_cast<long double>(std::numeric_limits<Int>::min());
+  const long double hiExclusive = static_cast<long double>(std::numeric_limits<Int>::max()) + 1;
+  if (v <= lo)
+    return std::numeric_limits<Int>::min();
+  if (v >= hiExclusive)
+    return std::numeric_limits<Int>::max();
+  return Int(v);
+}
+/// As toIntIn for an unsigned integer, which TTIR holds in the signless integer of its width.
+template <class Signless, class F> Signless toUnsignedIn(F x) {
+  using U = std::make_unsigned_t<Signless>;
+  return Signless(toIntIn<U>(x));
+}
+/// An unsigned integer (held signless) to a float in the current mode.
+template <class To, class Signless> To fromUnsignedIn(Signless x) {
+  return To(std::make_unsigned_t<Signless>(x));
+}
+
+int64_t llrint_f(float x) { return toIntIn<int64_t>(x); } // the current mode: to nearest
+int64_t llrint_d(double x) { return toIntIn<int64_t>(x); }
+/// llround: halfway cases away from zero, saturated.
+template <class F> int64_t llroundOf(F x) {
+  return std::isnan(x) ? 0 : toIntIn<int64_t>(std::round(static_cast<long double>(x)));
+}
+int64_t llround_f(float x) { return llroundOf(x); }
+int64_t llround_d(double x) { return llroundOf(x); }
+
+int32_t floatAsUint(float x) { return int32_t(floatBits(x)); }
+float uintAsFloat(int32_t x) { return bitsFloat(uint32_t(x)); }
+double hiLoIntToDouble(int32_t hi, int32_t lo) {
+  const uint64_t bits = uint64_t(uint32_t(hi)) << 32 | uint32_t(lo);
+  double v;
+  std::memcpy(&v, &bits, 8);
+  return v;
+}
+int32_t doubleHiInt(double x) { return int32_t(uint64_t(doubleAsLongLong(x)) >> 32); }
+int32_t doubleLoInt(double x) { return int32_t(uint32_t(uint64_t(doubleAsLongLong(x)))); }
+
+/// __byte_perm: byte i of the result is byte (s >> 4i) & 7 of the eight bytes y:x.
+int32_t bytePerm(int32_t x, int32_t y, int32_t s) {
+  const uint64_t bytes = uint64_t(uint32_t(y)) << 32 | uint32_t(x);
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i)
+    r |= uint32_t((bytes >> (8 * ((uint32_t(s) >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+  return int32_t(r);
+}
+/// |x - y| + z (x, y signed or unsigned), modulo 2^32.
+int32_t sad32(int32_t x, int32_t y, int32_t z) {
+  const int64_t d = int64_t(x) - int64_t(y);
+  return int32_t(uint32_t(uint64_t(d < 0 ? -d : d) + uint32_t(z)));
+}
+int32_t usad32(int32_t x, int32_t y, int32_t z) {
+  const uint32_t a = uint32_t(x), b = uint32_t(y);
+  return int32_t((a > b ? a - b : b - a) + uint32_t(z));
+}
+
+#define TTINTERP_UNARY(NAME, FN)                                                                   \
+  double NAME##_d(double x) { return FN(x); }                                                      \
+  float NAME##_f(float x) { return float(FN(double(x))); }
+TTINTERP_UNARY(sinpi, sinpiD)
+TTINTERP_UNARY(cospi, cospiD)
+TTINTERP_UNARY(erfcx, erfcxD)
+TTINTERP_UNARY(erfcinv, erfcinvD)
+TTINTERP_UNARY(normcdfinv, normcdfinvD)
+TTINTERP_UNARY(besselI0, besselI0D)
+TTINTERP_UNARY(besselI1, besselI1D)
+#undef TTINTERP_UNARY
+
+//===----------------------------------------------------------------------===//
 // Kernels and the symbol table
 //===----------------------------------------------------------------------===//
 
@@ -291,6 +521,39 @@ template <class T, T (*Fn)(T, T, T)> void map3(Frame &f, const Instr &in) {
     r[i] = Fn(a[i], b[i], c[i]);
 }
 
+template <class T, T (*Fn)(T, T, T, T)> void map4(Frame &f, const Instr &in) {
+  const T *a = f.at<T>(in.operands[0]), *b = f.at<T>(in.operands[1]), *c = f.at<T>(in.operands[2]),
+          *d = f.at<T>(in.operands[3]);
+  T *r = f.at<T>(in.results[0]);
+  for (int64_t i = 0, n = in.n; i < n; ++i)
+    r[i] = Fn(a[i], b[i], c[i], d[i]);
+}
+template <class R, class A, class B, class C, R (*Fn)(A, B, C)>
+void map3Mixed(Frame &f, const Instr &in) {
+  const A *a = f.at<A>(in.operands[0]);
+  const B *b = f.at<B>(in.operands[1]);
+  const C *c = f.at<C>(in.operands[2]);
+  R *r = f.at<R>(in.results[0]);
+  for (int64_t i = 0, n = in.n; i < n; ++i)
+    r[i] = Fn(a[i], b[i], c[i]);
+}
+
+/// The FPU in one of PTX's rounding modes while a block is computed (FE_TONEAREST for `_rn`).
+template <int Mode> class RoundingScope {
+public:
+  RoundingScope() : saved_(std::fegetround()) { std::fesetround(Mode); }
+  ~RoundingScope() { std::fesetround(saved_); }
+  RoundingScope(const RoundingScope &) = delete;
+  RoundingScope &operator=(const RoundingScope &) = delete;
+
+private:
+  int saved_;
+};
+template <int Mode, ExecFn Kernel> void rounded(Frame &f, const Instr &in) {
+  RoundingScope<Mode> scope;
+  Kernel(f, in);
+}
+
 /// One libdevice function: its signature and its kernel.
 struct Entry {
   const char *symbol;
@@ -312,6 +575,19 @@ constexpr DType F32 = DType::F32, F64 = DType::F64, I32 = DType::I32, I64 = DTyp
 // The usual pair: __nv_NAMEf on f32 and __nv_NAME on f64.
 #define PAIR1(NAME) UNARY("__nv_" #NAME "f", NAME), UNARY_D("__nv_" #NAME, NAME)
 #define PAIR2(NAME) BINARY("__nv_" #NAME "f", NAME), BINARY_D("__nv_" #NAME, NAME)
+// A function of f32 or f64 in each directed mode: SYM_rz, SYM_rd, SYM_ru.
+#define DIRECTED(SYM, RESULT, ARGS, KERNEL)                                                        \
+  {SYM "_rz", RESULT, ARGS, &rounded<FE_TOWARDZERO, KERNEL>},                                      \
+      {SYM "_rd", RESULT, ARGS, &rounded<FE_DOWNWARD, KERNEL>}, {                                  \
+    SYM "_ru", RESULT, ARGS, &rounded<FE_UPWARD, KERNEL>                                           \
+  }
+// The same and SYM_rn, for the conversions that have all four.
+#define ALL_MODES(SYM, RESULT, ARGS, KERNEL)                                                       \
+  {SYM "_rn", RESULT, ARGS, &rounded<FE_TONEAREST, KERNEL>}, DIRECTED(SYM, RESULT, ARGS, KERNEL)
+#define ARITH(NAME, KERNEL_F, KERNEL_D)                                                            \
+  DIRECTED("__nv_f" #NAME, F32, {F32 COMMA F32}, KERNEL_F),                                        \
+      DIRECTED("__nv_d" #NAME, F64, {F64 COMMA F64}, KERNEL_D)
+#define COMMA ,
 
 const std::vector<Entry> &table() {
   static const std::vector<Entry> entries = {
@@ -450,6 +726,88 @@ const std::vector<Entry> &table() {
       {"__nv_urhadd", I32, {I32, I32}, &map2<int32_t, int32_t, int32_t, &urhadd32>},
       {"__nv_mul24", I32, {I32, I32}, &map2<int32_t, int32_t, int32_t, &mul24>},
       {"__nv_umul24", I32, {I32, I32}, &map2<int32_t, int32_t, int32_t, &umul24>},
+      // Directed rounding.
+      ARITH(add, (&map2<float, float, float, &addIn<float>>),
+            (&map2<double, double, double, &addIn<double>>)),
+      ARITH(sub, (&map2<float, float, float, &subIn<float>>),
+            (&map2<double, double, double, &subIn<double>>)),
+      ARITH(mul, (&map2<float, float, float, &mulIn<float>>),
+            (&map2<double, double, double, &mulIn<double>>)),
+      ARITH(div, (&map2<float, float, float, &divIn<float>>),
+            (&map2<double, double, double, &divIn<double>>)),
+      DIRECTED("__nv_frcp", F32, {F32}, (&map1<float, float, &rcpIn<float>>)),
+      DIRECTED("__nv_drcp", F64, {F64}, (&map1<double, double, &rcpIn<double>>)),
+      DIRECTED("__nv_fsqrt", F32, {F32}, (&map1<float, float, &sqrtIn<float>>)),
+      DIRECTED("__nv_dsqrt", F64, {F64}, (&map1<double, double, &sqrtIn<double>>)),
+      DIRECTED("__nv_fmaf", F32, {F32 COMMA F32 COMMA F32}, (&map3<float, &fmaIn<float>>)),
+      DIRECTED("__nv_fma", F64, {F64 COMMA F64 COMMA F64}, (&map3<double, &fmaIn<double>>)),
+      // Conversions.
+      ALL_MODES("__nv_double2float", F32, {F64}, (&map1<float, double, &convertIn<float, double>>)),
+      ALL_MODES("__nv_double2int", I32, {F64}, (&map1<int32_t, double, &toIntIn<int32_t, double>>)),
+      ALL_MODES("__nv_double2uint", I32, {F64},
+                (&map1<int32_t, double, &toUnsignedIn<int32_t, double>>)),
+      ALL_MODES("__nv_double2ll", I64, {F64}, (&map1<int64_t, double, &toIntIn<int64_t, double>>)),
+      ALL_MODES("__nv_double2ull", I64, {F64},
+                (&map1<int64_t, double, &toUnsignedIn<int64_t, double>>)),
+      ALL_MODES("__nv_float2uint", I32, {F32},
+                (&map1<int32_t, float, &toUnsignedIn<int32_t, float>>)),
+      ALL_MODES("__nv_float2ll", I64, {F32}, (&map1<int64_t, float, &toIntIn<int64_t, float>>)),
+      ALL_MODES("__nv_float2ull", I64, {F32},
+                (&map1<int64_t, float, &toUnsignedIn<int64_t, float>>)),
+      ALL_MODES("__nv_int2float", F32, {I32}, (&map1<float, int32_t, &convertIn<float, int32_t>>)),
+      ALL_MODES("__nv_uint2float", F32, {I32},
+                (&map1<float, int32_t, &fromUnsignedIn<float, int32_t>>)),
+      ALL_MODES("__nv_ll2float", F32, {I64}, (&map1<float, int64_t, &convertIn<float, int64_t>>)),
+      ALL_MODES("__nv_ull2float", F32, {I64},
+                (&map1<float, int64_t, &fromUnsignedIn<float, int64_t>>)),
+      ALL_MODES("__nv_ll2double", F64, {I64},
+                (&map1<double, int64_t, &convertIn<double, int64_t>>)),
+      ALL_MODES("__nv_ull2double", F64, {I64},
+                (&map1<double, int64_t, &fromUnsignedIn<double, int64_t>>)),
+      // Exact either way: every 32-bit integer is a double.
+      {"__nv_int2double_rn", F64, {I32}, &map1<double, int32_t, &convertIn<double, int32_t>>},
+      {"__nv_uint2double_rn", F64, {I32}, &map1<double, int32_t, &fromUnsignedIn<double, int32_t>>},
+      {"__nv_llrintf", I64, {F32}, &map1<int64_t, float, &llrint_f>},
+      {"__nv_llrint", I64, {F64}, &map1<int64_t, double, &llrint_d>},
+      {"__nv_llroundf", I64, {F32}, &map1<int64_t, float, &llround_f>},
+      {"__nv_llround", I64, {F64}, &map1<int64_t, double, &llround_d>},
+      {"__nv_float_as_uint", I32, {F32}, &map1<int32_t, float, &floatAsUint>},
+      {"__nv_uint_as_float", F32, {I32}, &map1<float, int32_t, &uintAsFloat>},
+      {"__nv_hiloint2double", F64, {I32, I32}, &map2<double, int32_t, int32_t, &hiLoIntToDouble>},
+      {"__nv_double2hiint", I32, {F64}, &map1<int32_t, double, &doubleHiInt>},
+      {"__nv_double2loint", I32, {F64}, &map1<int32_t, double, &doubleLoInt>},
+      // Special functions.
+      UNARY("__nv_sinpif", sinpi),
+      UNARY_D("__nv_sinpi", sinpi),
+      UNARY("__nv_cospif", cospi),
+      UNARY_D("__nv_cospi", cospi),
+      PAIR1(erfcx),
+      PAIR1(erfcinv),
+      PAIR1(normcdfinv),
+      UNARY("__nv_cyl_bessel_i0f", besselI0),
+      UNARY_D("__nv_cyl_bessel_i0", besselI0),
+      UNARY("__nv_cyl_bessel_i1f", besselI1),
+      UNARY_D("__nv_cyl_bessel_i1", besselI1),
+      {"__nv_jnf", F32, {I32, F32}, &map2<float, int32_t, float, &jn_f>},
+      {"__nv_jn", F64, {I32, F64}, &map2<double, int32_t, double, &jn_d>},
+      {"__nv_ynf", F32, {I32, F32}, &map2<float, int32_t, float, &yn_f>},
+      {"__nv_yn", F64, {I32, F64}, &map2<double, int32_t, double, &yn_d>},
+      {"__nv_norm3df", F32, {F32, F32, F32}, &map3<float, &norm3d_f>},
+      {"__nv_norm3d", F64, {F64, F64, F64}, &map3<double, &norm3d_d>},
+      {"__nv_rnorm3df", F32, {F32, F32, F32}, &map3<float, &rnorm3d_f>},
+      {"__nv_rnorm3d", F64, {F64, F64, F64}, &map3<double, &rnorm3d_d>},
+      {"__nv_norm4df", F32, {F32, F32, F32, F32}, &map4<float, &norm4d_f>},
+      {"__nv_norm4d", F64, {F64, F64, F64, F64}, &map4<double, &norm4d_d>},
+      {"__nv_rnorm4df", F32, {F32, F32, F32, F32}, &map4<float, &rnorm4d_f>},
+      {"__nv_rnorm4d", F64, {F64, F64, F64, F64}, &map4<double, &rnorm4d_d>},
+      {"__nv_frsqrt_rn", F32, {F32}, &map1<float, float, &frsqrtRn>},
+      // Bytes.
+      {"__nv_byte_perm",
+       I32,
+       {I32, I32, I32},
+       &map3Mixed<int32_t, int32_t, int32_t, int32_t, &bytePerm>},
+      {"__nv_sad", I32, {I32, I32, I32}, &map3Mixed<int32_t, int32_t, int32_t, int32_t, &sad32>},
+      {"__nv_usad", I32, {I32, I32, I32}, &map3Mixed<int32_t, int32_t, int32_t, int32_t, &usad32>},
   };
   return entries;
 }
@@ -459,6 +817,10 @@ const std::vector<Entry> &table() {
 #undef BINARY_D
 #undef PAIR1
 #undef PAIR2
+#undef DIRECTED
+#undef ALL_MODES
+#undef ARITH
+#undef COMMA
 
 std::string signature(const std::vector<DType> &arguments, DType result) {
   std::string s = "(";

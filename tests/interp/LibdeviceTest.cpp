@@ -469,3 +469,34 @@ TEST_CASE("sinpi and cospi are exact at integers and halves, with IEEE's signed 
   CHECK(std::fabs(quarter[1] + half) <= std::ldexp(1.0, -53));
   CHECK(quarter[2] == 0.0); // a huge integer: exactly 0, which sin(pi * x) is not
 }
+
+TEST_CASE("Bessel functions at large arguments and orders overflow or underflow, not fail") {
+  // I0(1e6) and I1(1e6) are about e^1e6: infinite in f64; I1 is odd, I0 even; I0(0) = 1.
+  std::vector<double> i0 = call<double>(
+      "__nv_cyl_bessel_i0", {{"[1.0e+06, -1.0e+06, 0.0, 2.5, -2.5, 0.0, 0.0, 0.0]", "f64"}}, "f64",
+      DType::F64);
+  CHECK(i0[0] == INFINITY);
+  CHECK(i0[1] == INFINITY);
+  CHECK(i0[2] == 1.0);
+  CHECK(i0[3] == i0[4]);
+  std::vector<double> i1 = call<double>(
+      "__nv_cyl_bessel_i1", {{"[1.0e+06, -1.0e+06, 0.0, 2.5, -2.5, 0.0, 0.0, 0.0]", "f64"}}, "f64",
+      DType::F64);
+  CHECK(i1[0] == INFINITY);
+  CHECK(i1[1] == -INFINITY);
+  CHECK(i1[2] == 0.0);
+  CHECK(i1[3] == -i1[4]);
+  // |J_n(2)| < (e / n)^n underflows for n = 100,000; Y_n(2) overflows, Y_{-n} = (-1)^n Y_n.
+  const std::pair<std::string, std::string> orders{
+      "[100000, -100001, -100000, 2147483647, -2147483648, 0, 0, 0]", "i32"},
+      two{"[2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]", "f64"};
+  std::vector<double> j = call<double>("__nv_jn", {orders, two}, "f64", DType::F64),
+                      y = call<double>("__nv_yn", {orders, two}, "f64", DType::F64);
+  CHECK(j == std::vector<double>{0, 0, 0, 0, 0, j[5], j[6], j[7]});
+  CHECK(y[0] == -INFINITY);
+  CHECK(y[1] == INFINITY);
+  CHECK(y[2] == -INFINITY);
+  CHECK(y[3] == -INFINITY);
+  CHECK(y[4] == -INFINITY);
+  CHECK(std::fabs(j[5] - 0.22389077914123567) <= 1e-15); // J0(2)
+}

@@ -376,16 +376,57 @@ double erfcinvD(double y) {
 }
 double normcdfinvD(double p) { return -1.41421356237309504880 * erfcinvD(2 * p); }
 
-/// I0 and I1 (even and odd), which the C++ library defines for x >= 0 only.
-double besselI0D(double x) { return std::isnan(x) ? x : std::cyl_bessel_i(0.0, std::fabs(x)); }
+/// I_nu(x) for nu = 0 or 1 and x >= 0, in extended precision: the power series up to 30 (positive
+/// terms, no cancellation), the asymptotic expansion beyond (taken while its terms shrink, which at
+/// x = 30 leaves under 1e-25), overflowing to infinity past what a double holds. (The C++
+/// library's std::cyl_bessel_i throws for large arguments.)
+long double besselI(int nu, long double x) {
+  if (x <= 30) {
+    const long double quarterSquare = x * x / 4;
+    long double term = nu == 0 ? 1 : x / 2, sum = term;
+    for (int k = 1; k < 200 && term > sum * 1e-21L; ++k) {
+      term *= quarterSquare / (k * (k + nu));
+      sum += term;
+    }
+    return sum;
+  }
+  const long double mu = 4.0L * nu * nu;
+  long double term = 1, sum = 1;
+  for (int k = 1; k < 100; ++k) {
+    const long double odd = 2 * k - 1, next = -term * (mu - odd * odd) / (8 * k * x);
+    if (fabsl(next) >= fabsl(term) || next == 0)
+      break;
+    term = next;
+    sum += term;
+  }
+  return expl(x) / sqrtl(2 * kPiL * x) * sum;
+}
+double besselI0D(double x) { return std::isnan(x) ? x : double(besselI(0, std::fabs(x))); }
 double besselI1D(double x) {
-  return std::isnan(x) ? x : std::copysign(std::cyl_bessel_i(1.0, std::fabs(x)), x);
+  return std::isnan(x) ? x : std::copysign(double(besselI(1, std::fabs(x))), x);
 }
 
-double jn_d(int32_t n, double x) { return ::jn(n, x); }
-float jn_f(int32_t n, float x) { return float(::jn(n, double(x))); }
-double yn_d(int32_t n, double x) { return ::yn(n, x); }
-float yn_f(int32_t n, float x) { return float(::yn(n, double(x))); }
+/// J_n and Y_n are the C library's, which recurs over n: beyond kLongRecurrence orders that would
+/// take seconds an element. Where |x| < |n| / 2 there, |J_n(x)| < (e|x| / 2|n|)^|n| underflows
+/// (a zero) and Y_n overflows (an infinity, of the sign Y_{-n} = (-1)^n Y_n gives it); larger |x|
+/// with such orders still recurs.
+constexpr int64_t kLongRecurrence = 10000;
+bool beyondRecurrence(int32_t n, double x) {
+  const int64_t order = n < 0 ? -int64_t(n) : int64_t(n);
+  return order > kLongRecurrence && std::fabs(x) < double(order) / 2;
+}
+double jn_d(int32_t n, double x) {
+  if (!std::isnan(x) && beyondRecurrence(n, x))
+    return 0.0;
+  return ::jn(n, x);
+}
+float jn_f(int32_t n, float x) { return float(jn_d(n, double(x))); }
+double yn_d(int32_t n, double x) {
+  if (!std::isnan(x) && x > 0 && beyondRecurrence(n, x))
+    return n < 0 && (n % 2) != 0 ? kInf : -kInf;
+  return ::yn(n, x);
+}
+float yn_f(int32_t n, float x) { return float(yn_d(n, double(x))); }
 
 /// sqrt of a sum of squares, in extended precision (no overflow, one rounding of the root
 /// that matters); an infinite argument gives +inf even beside a NaN, as hypot does.

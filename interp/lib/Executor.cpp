@@ -13,9 +13,11 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <new>
 #include <thread>
 
 namespace ttinterp::interp {
@@ -208,9 +210,29 @@ struct FrameStorage {
     if (hazards)
       hazards->beginProgram(linear);
     f.fault.reset();
-    runBody(f, f.program->functions[0]->body);
+    // What a library throws (memory exhausted, a stream that fails to print) ends this program
+    // as a fault, so that the launch is abandoned like any faulting one; on a worker thread an
+    // escaping exception would end the process.
+    try {
+      runBody(f, f.program->functions[0]->body);
+    } catch (const std::bad_alloc &) {
+      internalFault("out of memory");
+    } catch (const std::exception &e) {
+      internalFault(e.what());
+    }
     if (hazards)
       hazards->endProgram();
+  }
+
+private:
+  void internalFault(const std::string &what) {
+    Frame &f = frame;
+    f.stopped = true;
+    Fault fault;
+    fault.kind = "internal_error";
+    fault.message = "the interpreter could not go on: " + what;
+    fault.program = {f.pid[0], f.pid[1], f.pid[2]};
+    f.fault = std::move(fault);
   }
 };
 } // namespace

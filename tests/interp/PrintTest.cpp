@@ -116,3 +116,46 @@ TEST_CASE("2-D indices, a message without operands, and one line group per progr
                "pid (1, 0, 0) idx (1, 1) m: 6\n"
                "pid (1, 0, 0) idx (1, 2) m: 7\n");
 }
+
+TEST_CASE("an exception inside an op is the program's fault, on one thread or several") {
+  // A print stream that fails and throws (badbit is set in its exceptions): what a library
+  // throws mid-launch must end the launch as a fault, and on a worker thread not the process.
+  struct Failing : std::streambuf {
+    int overflow(int) override { return traits_type::eof(); }
+  } failing;
+  std::ostream out(&failing);
+  out.exceptions(std::ios::badbit);
+  LoadedKernel k = loadKernel(R"(
+module {
+  tt.func public @k(%p: !tt.ptr<f32>) {
+    %pid = tt.get_program_id x : i32
+    %v = arith.sitofp %pid : i32 to f32
+    %q = tt.addptr %p, %pid : !tt.ptr<f32>, i32
+    tt.store %q, %v : !tt.ptr<f32>
+    tt.print " pid: " {hex = false, isSigned = array<i32: 1>} : %pid : i32
+    tt.return
+  }
+}
+)");
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  for (unsigned threads : {1u, 2u}) {
+    CAPTURE(threads);
+    std::vector<float> mem(64, -1.0f);
+    Session session;
+    LaunchMemory memory;
+    std::string error;
+    REQUIRE(session.prepare(
+        withKernelAccess(*k.kernel, {pointer("p", viewOf(mem, DType::F32))}, {ptrArg(0)}), memory,
+        error));
+    interp::LaunchOptions options;
+    options.grid = {64, 1, 1};
+    options.threads = threads;
+    options.printStream = &out;
+    std::optional<interp::Fault> fault = k.kernel->run({ptrArg(0)}, memory, options);
+    REQUIRE(fault);
+    CHECK(fault->kind == "internal_error");
+    CHECK(fault->message.find("the interpreter could not go on") != std::string::npos);
+    session.abandon();
+    CHECK(mem == std::vector<float>(64, -1.0f)); // the launch's stores never reach the caller
+  }
+}

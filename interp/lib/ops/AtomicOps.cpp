@@ -56,12 +56,6 @@ template <DType D> Repr<D> decode(Bits<D> b) {
   return loadElement<D>(reinterpret_cast<const uint8_t *>(&b));
 }
 
-/// atom.add.f32 on global memory flushes subnormal inputs and results to a
-/// zero of the same sign (PTX ISA, atom); f16/bf16 (.noftz) and f64 do not.
-inline float flushSubnormal(float x) {
-  return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
-}
-
 /// The new contents of an element for the kinds done as a CAS loop.
 template <DType D, Rmw K> Repr<D> combine(Repr<D> old, Repr<D> v) {
   if constexpr (isFloat(D)) {
@@ -70,9 +64,9 @@ template <DType D, Rmw K> Repr<D> combine(Repr<D> old, Repr<D> v) {
     else if constexpr (K == Rmw::Min)
       return std::fmin(old, v);
     else if constexpr (D == DType::F32)
-      return flushSubnormal(flushSubnormal(old) + flushSubnormal(v));
+      return simd::flushSubnormal(simd::flushSubnormal(old) + simd::flushSubnormal(v));
     else
-      return old + v; // f16/bf16 are rounded once by encode()
+      return old + v; // .noftz: f16/bf16 (rounded once by encode()) and f64 keep subnormals
   } else {
     using U = UnsignedRepr<D>;
     if constexpr (K == Rmw::Max)

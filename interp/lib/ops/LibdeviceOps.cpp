@@ -95,6 +95,134 @@ double exp10D(double x) {
 #endif
 }
 
+constexpr long double kPiL = 3.141592653589793238462643383279502884L;
+
+/// sin(pi x) and cos(pi x), reduced exactly (x mod 2 is exact), then evaluated in extended
+/// precision on [-pi/4, pi/4]: integers give zeros of the right sign, halves exact ones.
+double sinpiD(double x) {
+  if (!std::isfinite(x))
+    return std::isnan(x) ? x : kNaN;
+  const double t = std::fmod(std::fabs(x), 2.0); // [0, 2), exact
+  const double quadrant = std::nearbyint(2 * t); // 0..4
+  const double r = t - quadrant / 2;             // [-1/4, 1/4], exact
+  if (r == 0 && std::fmod(quadrant, 2.0) == 0)
+    return std::copysign(0.0, x); // sinpi(n) is a zero with x's sign (IEEE 754 sinPi)
+  const long double a = kPiL * r;
+  long double v;
+  switch (int(quadrant) & 3) {
+  case 0:
+    v = sinl(a);
+    break;
+  case 1:
+    v = cosl(a);
+    break;
+  case 2:
+    v = -sinl(a);
+    break;
+  default:
+    v = -cosl(a);
+    break;
+  }
+  return x < 0 ? -double(v) : double(v);
+}
+double cospiD(double x) {
+  if (!std::isfinite(x))
+    return std::isnan(x) ? x : kNaN;
+  const double t = std::fmod(std::fabs(x), 2.0);
+  const double quadrant = std::nearbyint(2 * t);
+  const double r = t - quadrant / 2;
+  if (r == 0 && std::fmod(quadrant, 2.0) != 0)
+    return 0.0; // cospi(n + 1/2) is +0
+  const long double a = kPiL * r;
+  switch (int(quadrant) & 3) {
+  case 0:
+    return double(cosl(a));
+  case 1:
+    return double(-sinl(a));
+  case 2:
+    return double(-cosl(a));
+  default:
+    return double(sinl(a));
+  }
+}
+
+/// exp(x^2) erfc(x) in extended precision; beyond where erfc underflows there, the first
+/// terms of its asymptotic series (relative error below 1e-19 from x = 100 on).
+double erfcxD(double x) {
+  if (std::isnan(x))
+    return x;
+  if (x < 100) {
+    const long double xl = x;
+    return double(expl(xl * xl) * erfcl(xl));
+  }
+  const long double xl = x, s = 1 / (2 * xl * xl);
+  return double((1 - s * (1 - 3 * s * (1 - 5 * s))) / (xl * sqrtl(kPiL)));
+}
+
+/// erfc^-1 by Newton's method on erfc in extended precision, from erfinv(1 - y) near the
+/// middle (1 - y exact there) or from the tail's asymptotics, and by symmetry above 1.
+double erfcinvD(double y) {
+  if (std::isnan(y) || y < 0 || y > 2)
+    return kNaN;
+  if (y == 0)
+    return kInf;
+  if (y == 2)
+    return -kInf;
+  if (y > 1)
+    return -erfcinvD(2 - y); // exact for y in (1, 2)
+  long double x;
+  if (y >= 0.5) {
+    x = erfinvD(1 - y);
+  } else {
+    // erfc(x) ~ exp(-x^2) / (x sqrt(pi)): a few fixed-point steps of x = sqrt(-log(y x sqrt(pi)))
+    x = sqrtl(-logl(y));
+    for (int i = 0; i < 3; ++i)
+      x = sqrtl(-logl(y * x * sqrtl(kPiL)));
+  }
+  const long double target = y;
+  for (int i = 0; i < 6; ++i) {
+    const long double slope = -2 / sqrtl(kPiL) * expl(-x * x);
+    if (slope == 0)
+      break;
+    const long double step = (erfcl(x) - target) / slope;
+    x -= step;
+    if (fabsl(step) <= fabsl(x) * 1e-19L)
+      break;
+  }
+  return double(x);
+}
+double normcdfinvD(double p) { return -1.41421356237309504880 * erfcinvD(2 * p); }
+
+/// I_nu(x) for nu = 0 or 1 and x >= 0, in extended precision: the power series up to 30 (positive
+/// terms, no cancellation), the asymptotic expansion beyond (taken while its terms shrink, which at
+/// x = 30 leaves under 1e-25), overflowing to infinity past what a double holds. (The C++
+/// library's std::cyl_bessel_i throws for large arguments.)
+long double besselI(int nu, long double x) {
+  if (x <= 30) {
+    const long double quarterSquare = x * x / 4;
+    long double term = nu == 0 ? 1 : x / 2, sum = term;
+    for (int k = 1; k < 200 && term > sum * 1e-21L; ++k) {
+      term *= quarterSquare / (k * (k + nu));
+      sum += term;
+    }
+    return sum;
+  }
+  const long double mu = 4.0L * nu * nu;
+  long double term = 1, sum = 1;
+  for (int k = 1; k < 100; ++k) {
+    const long double odd = 2 * k - 1, next = -term * (mu - odd * odd) / (8 * k * x);
+    if (fabsl(next) >= fabsl(term) || next == 0)
+      break;
+    term = next;
+    sum += term;
+  }
+  return expl(x) / sqrtl(2 * kPiL * x) * sum;
+}
+double besselI0D(double x) { return std::isnan(x) ? x : double(besselI(0, std::fabs(x))); }
+double besselI1D(double x) {
+  return std::isnan(x) ? x : std::copysign(double(besselI(1, std::fabs(x))), x);
+}
+
 /// Unary functions: NAME_d on double, NAME_f on float (through double, one rounding).
 #define TTINTERP_UNARY(NAME, EXPR)                                                                 \
   double NAME##_d(double x) { return EXPR; }                                                       \
@@ -141,6 +269,13 @@ TTINTERP_UNARY(j0, ::j0(x))
 TTINTERP_UNARY(j1, ::j1(x))
 TTINTERP_UNARY(y0, ::y0(x))
 TTINTERP_UNARY(y1, ::y1(x))
+TTINTERP_UNARY(sinpi, sinpiD(x))
+TTINTERP_UNARY(cospi, cospiD(x))
+TTINTERP_UNARY(erfcx, erfcxD(x))
+TTINTERP_UNARY(erfcinv, erfcinvD(x))
+TTINTERP_UNARY(normcdfinv, normcdfinvD(x))
+TTINTERP_UNARY(besselI0, besselI0D(x))
+TTINTERP_UNARY(besselI1, besselI1D(x))
 #undef TTINTERP_UNARY
 /// __saturatef: clamps to [0, 1], NaN to 0.
 float saturate_f(float x) { return x >= 1.0f ? 1.0f : (x > 0.0f ? x : 0.0f); }
@@ -278,134 +413,6 @@ int32_t umul24(int32_t a, int32_t b) {
 // Directed rounding, conversions and the rest of libdevice
 //===----------------------------------------------------------------------===//
 
-constexpr long double kPiL = 3.141592653589793238462643383279502884L;
-
-/// sin(pi x) and cos(pi x), reduced exactly (x mod 2 is exact), then evaluated in extended
-/// precision on [-pi/4, pi/4]: integers give zeros of the right sign, halves exact ones.
-double sinpiD(double x) {
-  if (!std::isfinite(x))
-    return std::isnan(x) ? x : kNaN;
-  const double t = std::fmod(std::fabs(x), 2.0); // [0, 2), exact
-  const double quadrant = std::nearbyint(2 * t); // 0..4
-  const double r = t - quadrant / 2;             // [-1/4, 1/4], exact
-  if (r == 0 && std::fmod(quadrant, 2.0) == 0)
-    return std::copysign(0.0, x); // sinpi(n) is a zero with x's sign (IEEE 754 sinPi)
-  const long double a = kPiL * r;
-  long double v;
-  switch (int(quadrant) & 3) {
-  case 0:
-    v = sinl(a);
-    break;
-  case 1:
-    v = cosl(a);
-    break;
-  case 2:
-    v = -sinl(a);
-    break;
-  default:
-    v = -cosl(a);
-    break;
-  }
-  return x < 0 ? -double(v) : double(v);
-}
-double cospiD(double x) {
-  if (!std::isfinite(x))
-    return std::isnan(x) ? x : kNaN;
-  const double t = std::fmod(std::fabs(x), 2.0);
-  const double quadrant = std::nearbyint(2 * t);
-  const double r = t - quadrant / 2;
-  if (r == 0 && std::fmod(quadrant, 2.0) != 0)
-    return 0.0; // cospi(n + 1/2) is +0
-  const long double a = kPiL * r;
-  switch (int(quadrant) & 3) {
-  case 0:
-    return double(cosl(a));
-  case 1:
-    return double(-sinl(a));
-  case 2:
-    return double(-cosl(a));
-  default:
-    return double(sinl(a));
-  }
-}
-
-/// exp(x^2) erfc(x) in extended precision; beyond where erfc underflows there, the first
-/// terms of its asymptotic series (relative error below 1e-19 from x = 100 on).
-double erfcxD(double x) {
-  if (std::isnan(x))
-    return x;
-  if (x < 100) {
-    const long double xl = x;
-    return double(expl(xl * xl) * erfcl(xl));
-  }
-  const long double xl = x, s = 1 / (2 * xl * xl);
-  return double((1 - s * (1 - 3 * s * (1 - 5 * s))) / (xl * sqrtl(kPiL)));
-}
-
-/// erfc^-1 by Newton's method on erfc in extended precision, from erfinv(1 - y) near the
-/// middle (1 - y exact there) or from the tail's asymptotics, and by symmetry above 1.
-double erfcinvD(double y) {
-  if (std::isnan(y) || y < 0 || y > 2)
-    return kNaN;
-  if (y == 0)
-    return kInf;
-  if (y == 2)
-    return -kInf;
-  if (y > 1)
-    return -erfcinvD(2 - y); // exact for y in (1, 2)
-  long double x;
-  if (y >= 0.5) {
-    x = erfinvD(1 - y);
-  } else {
-    // erfc(x) ~ exp(-x^2) / (x sqrt(pi)): a few fixed-point steps of x = sqrt(-log(y x sqrt(pi)))
-    x = sqrtl(-logl(y));
-    for (int i = 0; i < 3; ++i)
-      x = sqrtl(-logl(y * x * sqrtl(kPiL)));
-  }
-  const long double target = y;
-  for (int i = 0; i < 6; ++i) {
-    const long double slope = -2 / sqrtl(kPiL) * expl(-x * x);
-    if (slope == 0)
-      break;
-    const long double step = (erfcl(x) - target) / slope;
-    x -= step;
-    if (fabsl(step) <= fabsl(x) * 1e-19L)
-      break;
-  }
-  return double(x);
-}
-double normcdfinvD(double p) { return -1.41421356237309504880 * erfcinvD(2 * p); }
-
-/// I_nu(x) for nu = 0 or 1 and x >= 0, in extended precision: the power series up to 30 (positive
-/// terms, no cancellation), the asymptotic expansion beyond (taken while its terms shrink, which at
-/// x = 30 leaves under 1e-25), overflowing to infinity past what a double holds. (The C++
-/// library's std::cyl_bessel_i throws for large arguments.)
-long double besselI(int nu, long double x) {
-  if (x <= 30) {
-    const long double quarterSquare = x * x / 4;
-    long double term = nu == 0 ? 1 : x / 2, sum = term;
-    for (int k = 1; k < 200 && term > sum * 1e-21L; ++k) {
-      term *= quarterSquare / (k * (k + nu));
-      sum += term;
-    }
-    return sum;
-  }
-  const long double mu = 4.0L * nu * nu;
-  long double term = 1, sum = 1;
-  for (int k = 1; k < 100; ++k) {
-    const long double odd = 2 * k - 1, next = -term * (mu - odd * odd) / (8 * k * x);
-    if (fabsl(next) >= fabsl(term) || next == 0)
-      break;
-    term = next;
-    sum += term;
-  }
-  return expl(x) / sqrtl(2 * kPiL * x) * sum;
-}
-double besselI0D(double x) { return std::isnan(x) ? x : double(besselI(0, std::fabs(x))); }
-double besselI1D(double x) {
-  return std::isnan(x) ? x : std::copysign(double(besselI(1, std::fabs(x))), x);
-}
-
 /// J_n and Y_n are the C library's, which recurs over n: beyond kLongRecurrence orders that would
 /// take seconds an element. Where |x| < |n| / 2 there, |J_n(x)| < (e|x| / 2|n|)^|n| underflows
 /// (a zero) and Y_n overflows (an infinity, of the sign Y_{-n} = (-1)^n Y_n gives it); larger |x|
@@ -452,7 +459,7 @@ double rnorm4d_d(double a, double b, double c, double d) {
 /// 1/sqrt(x) rounded once to f32 from extended precision.
 float frsqrtRn(float x) { return float(1 / sqrtl(x)); }
 
-// Arithmetic in the result's own type: run under a rounding mode (mapRounded), the hardware
+// Arithmetic in the result's own type: run under a rounding mode (`rounded`), the hardware
 // rounds it once in that mode.
 template <class T> T addIn(T x, T y) { return x + y; }
 template <class T> T subIn(T x, T y) { return x - y; }
@@ -526,18 +533,6 @@ int32_t usad32(int32_t x, int32_t y, int32_t z) {
   return int32_t((a > b ? a - b : b - a) + uint32_t(z));
 }
 
-#define TTINTERP_UNARY(NAME, FN)                                                                   \
-  double NAME##_d(double x) { return FN(x); }                                                      \
-  float NAME##_f(float x) { return float(FN(double(x))); }
-TTINTERP_UNARY(sinpi, sinpiD)
-TTINTERP_UNARY(cospi, cospiD)
-TTINTERP_UNARY(erfcx, erfcxD)
-TTINTERP_UNARY(erfcinv, erfcinvD)
-TTINTERP_UNARY(normcdfinv, normcdfinvD)
-TTINTERP_UNARY(besselI0, besselI0D)
-TTINTERP_UNARY(besselI1, besselI1D)
-#undef TTINTERP_UNARY
-
 //===----------------------------------------------------------------------===//
 // Kernels and the symbol table
 //===----------------------------------------------------------------------===//
@@ -569,14 +564,10 @@ template <class T, T (*Fn)(T, T, T, T)> void map4(Frame &f, const Instr &in) {
   for (int64_t i = 0, n = in.n; i < n; ++i)
     r[i] = Fn(a[i], b[i], c[i], d[i]);
 }
-template <class R, class A, class B, class C, R (*Fn)(A, B, C)>
-void map3Mixed(Frame &f, const Instr &in) {
-  const A *a = f.at<A>(in.operands[0]);
-  const B *b = f.at<B>(in.operands[1]);
-  const C *c = f.at<C>(in.operands[2]);
-  R *r = f.at<R>(in.results[0]);
-  for (int64_t i = 0, n = in.n; i < n; ++i)
-    r[i] = Fn(a[i], b[i], c[i]);
+/// map1 and map2 of one type T (ARITH1's and ARITH2's kernels).
+template <class T, T (*Fn)(T)> void sameType1(Frame &f, const Instr &in) { map1<T, T, Fn>(f, in); }
+template <class T, T (*Fn)(T, T)> void sameType2(Frame &f, const Instr &in) {
+  map2<T, T, T, Fn>(f, in);
 }
 
 /// The FPU in one of PTX's rounding modes while a block is computed (FE_TONEAREST for `_rn`).
@@ -625,9 +616,14 @@ constexpr DType F32 = DType::F32, F64 = DType::F64, I32 = DType::I32, I64 = DTyp
 // The same and SYM_rn, for the conversions that have all four.
 #define ALL_MODES(SYM, RESULT, ARGS, KERNEL)                                                       \
   {SYM "_rn", RESULT, ARGS, &rounded<FE_TONEAREST, KERNEL>}, DIRECTED(SYM, RESULT, ARGS, KERNEL)
-#define ARITH(NAME, KERNEL_F, KERNEL_D)                                                            \
-  DIRECTED("__nv_f" #NAME, F32, {F32 COMMA F32}, KERNEL_F),                                        \
-      DIRECTED("__nv_d" #NAME, F64, {F64 COMMA F64}, KERNEL_D)
+// NAME's f32 and f64 forms in each directed mode (__nv_fNAME_rz, __nv_dNAME_rz, ...), from
+// NAME##In: ARITH2 for the binary operations, ARITH1 for the unary ones.
+#define ARITH2(NAME)                                                                               \
+  DIRECTED("__nv_f" #NAME, F32, {F32 COMMA F32}, (&sameType2<float, NAME##In<float>>)),            \
+      DIRECTED("__nv_d" #NAME, F64, {F64 COMMA F64}, (&sameType2<double, NAME##In<double>>))
+#define ARITH1(NAME)                                                                               \
+  DIRECTED("__nv_f" #NAME, F32, {F32}, (&sameType1<float, NAME##In<float>>)),                      \
+      DIRECTED("__nv_d" #NAME, F64, {F64}, (&sameType1<double, NAME##In<double>>))
 #define COMMA ,
 
 const std::vector<Entry> &table() {
@@ -768,18 +764,12 @@ const std::vector<Entry> &table() {
       {"__nv_mul24", I32, {I32, I32}, &map2<int32_t, int32_t, int32_t, &mul24>},
       {"__nv_umul24", I32, {I32, I32}, &map2<int32_t, int32_t, int32_t, &umul24>},
       // Directed rounding.
-      ARITH(add, (&map2<float, float, float, &addIn<float>>),
-            (&map2<double, double, double, &addIn<double>>)),
-      ARITH(sub, (&map2<float, float, float, &subIn<float>>),
-            (&map2<double, double, double, &subIn<double>>)),
-      ARITH(mul, (&map2<float, float, float, &mulIn<float>>),
-            (&map2<double, double, double, &mulIn<double>>)),
-      ARITH(div, (&map2<float, float, float, &divIn<float>>),
-            (&map2<double, double, double, &divIn<double>>)),
-      DIRECTED("__nv_frcp", F32, {F32}, (&map1<float, float, &rcpIn<float>>)),
-      DIRECTED("__nv_drcp", F64, {F64}, (&map1<double, double, &rcpIn<double>>)),
-      DIRECTED("__nv_fsqrt", F32, {F32}, (&map1<float, float, &sqrtIn<float>>)),
-      DIRECTED("__nv_dsqrt", F64, {F64}, (&map1<double, double, &sqrtIn<double>>)),
+      ARITH2(add),
+      ARITH2(sub),
+      ARITH2(mul),
+      ARITH2(div),
+      ARITH1(rcp),
+      ARITH1(sqrt),
       DIRECTED("__nv_fmaf", F32, {F32 COMMA F32 COMMA F32}, (&map3<float, &fmaIn<float>>)),
       DIRECTED("__nv_fma", F64, {F64 COMMA F64 COMMA F64}, (&map3<double, &fmaIn<double>>)),
       // Conversions.
@@ -843,12 +833,9 @@ const std::vector<Entry> &table() {
       {"__nv_rnorm4d", F64, {F64, F64, F64, F64}, &map4<double, &rnorm4d_d>},
       {"__nv_frsqrt_rn", F32, {F32}, &map1<float, float, &frsqrtRn>},
       // Bytes.
-      {"__nv_byte_perm",
-       I32,
-       {I32, I32, I32},
-       &map3Mixed<int32_t, int32_t, int32_t, int32_t, &bytePerm>},
-      {"__nv_sad", I32, {I32, I32, I32}, &map3Mixed<int32_t, int32_t, int32_t, int32_t, &sad32>},
-      {"__nv_usad", I32, {I32, I32, I32}, &map3Mixed<int32_t, int32_t, int32_t, int32_t, &usad32>},
+      {"__nv_byte_perm", I32, {I32, I32, I32}, &map3<int32_t, &bytePerm>},
+      {"__nv_sad", I32, {I32, I32, I32}, &map3<int32_t, &sad32>},
+      {"__nv_usad", I32, {I32, I32, I32}, &map3<int32_t, &usad32>},
   };
   return entries;
 }
@@ -860,7 +847,8 @@ const std::vector<Entry> &table() {
 #undef PAIR2
 #undef DIRECTED
 #undef ALL_MODES
-#undef ARITH
+#undef ARITH1
+#undef ARITH2
 #undef COMMA
 
 std::string signature(const std::vector<DType> &arguments, DType result) {

@@ -234,19 +234,11 @@ bool AtomicAddRunF32(float *host, const float *v, float *old, int64_t n) {
   const auto L = int64_t(hn::Lanes(d));
   constexpr uint32_t kExponent = 0x7F800000u, kSign = 0x80000000u;
   const auto exponent = hn::Set(du, kExponent), sign = hn::Set(du, kSign);
-  // A zero exponent is a zero or a subnormal: either becomes the zero of its sign.
+  // flushSubnormal's rule (Simd.h) on a vector.
   auto flush = [&](auto x) {
     const auto bits = hn::BitCast(du, x);
     return hn::BitCast(d, hn::IfThenElse(hn::Eq(hn::And(bits, exponent), hn::Zero(du)),
                                          hn::And(bits, sign), bits));
-  };
-  auto flushScalar = [](float x) {
-    uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    if ((bits & kExponent) == 0)
-      bits &= kSign;
-    std::memcpy(&x, &bits, sizeof x);
-    return x;
   };
   auto changed = hn::Zero(du);
   int64_t i = 0;
@@ -259,7 +251,8 @@ bool AtomicAddRunF32(float *host, const float *v, float *old, int64_t n) {
   }
   bool any = !hn::AllTrue(du, hn::Eq(changed, hn::Zero(du)));
   for (; i < n; ++i) {
-    const float before = host[i], after = flushScalar(flushScalar(before) + flushScalar(v[i]));
+    const float before = host[i],
+                after = flushSubnormal(flushSubnormal(before) + flushSubnormal(v[i]));
     old[i] = before;
     host[i] = after;
     any |= std::memcmp(&before, &after, sizeof before) != 0;

@@ -12,6 +12,7 @@
 #define TTINTERP_INTERP_SIMD_H
 
 #include <cstdint>
+#include <cstring>
 
 namespace ttinterp::interp::simd {
 
@@ -95,6 +96,17 @@ void laneActive(const uint8_t *mask, int64_t n, uint64_t *active);
 enum class IntDivOp { DivS, DivU, RemS, RemU };
 void intDivide32(IntDivOp op, const int32_t *a, const int32_t *b, bool splatDivisor, int32_t *r,
                  int64_t n);
+
+/// atom.add.f32 on global memory flushes subnormal inputs and results to a zero of the same
+/// sign (PTX ISA, atom): a zero exponent (a zero or a subnormal) keeps only the sign bit.
+inline float flushSubnormal(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7F800000u) == 0)
+    bits &= 0x80000000u;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
 
 /// One thread's `tt.atomic_rmw fadd` of a run of n distinct f32 elements at `host`: old[i] gets
 /// host[i], then host[i] becomes host[i] + v[i] with PTX's atom.add.f32 subnormal flushing

@@ -85,6 +85,56 @@ std::optional<RangeCompare> matchRangeCompare(mlir::Operation *cmp) {
   return RangeCompare{lhs->start, lhs->rangeStart, bound, predicate.getInt() == 6, lhs->wide};
 }
 
+/// The value of every lane of an i32 block that is a splat of a scalar or a splat constant.
+std::optional<SplatInt> matchSplatInt(mlir::Value v) {
+  if (mlir::Value scalar = splatSource(v))
+    return scalar.getType().isInteger(32) ? std::optional<SplatInt>(SplatInt{scalar, 0})
+                                          : std::nullopt;
+  mlir::Operation *def = v.getDefiningOp();
+  if (!is(def, "arith.constant"))
+    return std::nullopt;
+  auto splat = mlir::dyn_cast<mlir::SplatElementsAttr>(def->getAttr("value"));
+  if (!splat || !splat.getElementType().isInteger(32))
+    return std::nullopt;
+  return SplatInt{nullptr, splat.getSplatValue<llvm::APInt>().getSExtValue()};
+}
+
+/// `[splat(addend) +] (splat(start) + make_range) / splat(divisor)` (the addend on either
+/// side), i32 and 1-D; `ops` gets the addi and divsi.
+std::optional<StepOffsets> matchStepOffsets(mlir::Value v,
+                                            llvm::SmallVectorImpl<mlir::Operation *> &ops) {
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(v.getType());
+  if (!type || type.getRank() != 1 || !type.getElementType().isInteger(32))
+    return std::nullopt;
+  StepOffsets steps;
+  mlir::Operation *def = v.getDefiningOp();
+  if (is(def, "arith.addi")) {
+    mlir::Operation *sum = def;
+    for (unsigned k = 0; k < 2 && !steps.addend; ++k) {
+      mlir::Operation *quotient = sum->getOperand(1 - k).getDefiningOp();
+      if (std::optional<SplatInt> addend = matchSplatInt(sum->getOperand(k));
+          addend && is(quotient, "arith.divsi")) {
+        steps.addend = addend;
+        def = quotient;
+      }
+    }
+    if (!steps.addend)
+      return std::nullopt;
+    ops.push_back(sum);
+  }
+  if (!is(def, "arith.divsi"))
+    return std::nullopt;
+  std::optional<Offsets> numerator = matchOffsets(def->getOperand(0));
+  std::optional<SplatInt> divisor = matchSplatInt(def->getOperand(1));
+  if (!numerator || numerator->wide || !divisor)
+    return std::nullopt;
+  ops.push_back(def);
+  steps.start = numerator->start;
+  steps.rangeStart = numerator->rangeStart;
+  steps.divisor = *divisor;
+  return steps;
+}
+
 /// Whether `mask` bounds exactly `offsets`; if so, records the bound in `a`.
 bool matchBound(mlir::Value mask, const Offsets &offsets, ContiguousAccess &a) {
   std::optional<RangeCompare> c = matchRangeCompare(mask.getDefiningOp());
@@ -442,6 +492,35 @@ void FusionPlan::matchOffsetGather(mlir::Operation *addptr) {
     elided_.insert(addptr->getOperand(0).getDefiningOp());
 }
 
+void FusionPlan::matchStepGather(mlir::Operation *load, mlir::Value base, mlir::Operation *addptr,
+                                 llvm::SmallVectorImpl<mlir::Operation *> &candidates) {
+  auto pointer = mlir::dyn_cast<mlir::triton::PointerType>(
+      mlir::cast<mlir::RankedTensorType>(addptr->getResult(0).getType()).getElementType());
+  llvm::SmallVector<mlir::Operation *, 2> ops;
+  std::optional<StepOffsets> steps = matchStepOffsets(addptr->getOperand(1), ops);
+  if (!pointer || !pointer.getPointeeType().isIntOrFloat() || !steps)
+    return;
+  StepGather g{base, *steps, nullptr, false, nullptr};
+  if (load->getNumOperands() > 1) {
+    mlir::Value mask = load->getOperand(1);
+    std::optional<RangeCompare> c = matchRangeCompare(mask.getDefiningOp());
+    if (c && !c->wide && c->start == steps->start && c->rangeStart == steps->rangeStart) {
+      g.bound = c->bound;
+      g.unsignedBound = c->unsignedBound;
+      candidates.push_back(mask.getDefiningOp());
+    } else {
+      g.mask = mask;
+    }
+  }
+  stepGathers_[load] = g;
+  candidates.push_back(addptr);
+  candidates.push_back(addptr->getOperand(0).getDefiningOp()); // the base's splat
+  for (mlir::Operation *op : ops) {
+    candidates.push_back(op);
+    pushOperandDefs(op, 2, candidates); // splats, the numerator and its range
+  }
+}
+
 void FusionPlan::analyze(mlir::Operation *function) {
   findChains(function);
   llvm::SmallVector<mlir::Operation *> chainOps;
@@ -466,6 +545,10 @@ void FusionPlan::analyze(mlir::Operation *function) {
     ContiguousAccess a;
     a.base = splatSource(addptr->getOperand(0));
     std::optional<Offsets> offsets = matchOffsets(addptr->getOperand(1));
+    if (load && a.base && !offsets) {
+      matchStepGather(op, a.base, addptr, chainOps);
+      return;
+    }
     if (!a.base || !offsets || !mlir::isa<mlir::triton::PointerType>(a.base.getType()))
       return;
     a.range.start = offsets->start;
@@ -487,6 +570,8 @@ void FusionPlan::analyze(mlir::Operation *function) {
   auto unneededOperand = [&](mlir::Operation *user, unsigned operand) {
     if (compares_.count(user))
       return true; // computed from the scalars
+    if (auto stepped = stepGathers_.find(user); stepped != stepGathers_.end())
+      return operand == 0 || (operand == 1 && stepped->second.bound);
     auto fused = accesses_.find(user);
     if (fused == accesses_.end())
       return false;
@@ -498,7 +583,7 @@ void FusionPlan::analyze(mlir::Operation *function) {
   auto pure = [](mlir::Operation *op) {
     return (is(op, "tt.splat") || is(op, "tt.make_range") || is(op, "arith.addi") ||
             is(op, "tt.addptr") || is(op, "arith.cmpi") || is(op, "arith.extsi") ||
-            is(op, "arith.extui")) &&
+            is(op, "arith.extui") || is(op, "arith.divsi")) &&
            mlir::isa<mlir::RankedTensorType>(op->getResult(0).getType());
   };
   // An op of a chain is dropped once nothing left needs its result; dropping

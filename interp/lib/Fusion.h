@@ -143,6 +143,37 @@ struct OffsetGather {
   mlir::Value offsets; ///< i32 block of the pointers' shape.
 };
 
+/// An i32 operand that is the same in every lane: a `tt.splat` of a scalar, or a splat
+/// constant.
+struct SplatInt {
+  mlir::Value scalar;   ///< The splat's scalar; null for a constant.
+  int64_t constant = 0; ///< The constant's value when `scalar` is null.
+};
+
+/// Offsets that step: lane i is `addend + (start + rangeStart + i) / divisor` (tt.make_range,
+/// tt.splat, arith.addi and arith.divsi, all i32; `addend` and `start` optional), as Triton
+/// spells a group norm's channel per element (`group * cpg + offs // per_channel`) or a
+/// per-block scale's index (`offs // block`). Consecutive lanes share an offset, a run of
+/// `divisor` lanes each.
+struct StepOffsets {
+  mlir::Value start; ///< Scalar i32 added to the range; null when none.
+  int64_t rangeStart = 0;
+  SplatInt divisor;
+  std::optional<SplatInt> addend;
+};
+
+/// A 1-D tt.load through `tt.addptr(tt.splat(base), offsets)` whose offsets step
+/// (StepOffsets). It reads one element a run of lanes and fills the run, from the scalars:
+/// the offsets, their division, the addptr (and the range compare, when its mask is the
+/// numerator's `start + range < bound`) are not emitted when nothing else reads them.
+struct StepGather {
+  mlir::Value base; ///< Scalar !tt.ptr<T>.
+  StepOffsets offsets;
+  mlir::Value bound; ///< The mask as a bound on the numerator's range; null when not one.
+  bool unsignedBound = false;
+  mlir::Value mask; ///< Any other mask, read as a block (null: none).
+};
+
 /// The iteration arguments of an scf.for that are pointer tensors it only loads through and
 /// advances by one offset for every lane (Lowerer::AdvancedPointer), with their addptrs:
 /// argument i's yielded value is tt.addptr(argument, splat) in the loop's block, its other
@@ -190,6 +221,11 @@ public:
     auto it = offsetGathers_.find(pointers);
     return it == offsetGathers_.end() ? nullptr : &it->second;
   }
+  /// The stepping form of a tt.load (StepGather), or null.
+  const StepGather *stepGather(mlir::Operation *load) const {
+    auto it = stepGathers_.find(load);
+    return it == stepGathers_.end() ? nullptr : &it->second;
+  }
   /// Ops whose every result is used only through fused accesses: not emitted.
   bool elided(mlir::Operation *op) const { return elided_.contains(op); }
   /// Element-wise ops that the fused store of their result runs (ContiguousAccess::producer):
@@ -212,6 +248,10 @@ private:
   /// Records `addptr` as OuterPointers (and elides what built it) when it is one and only
   /// accesses and loops that advance it read it.
   void matchOuterPointers(mlir::Operation *addptr);
+  /// Records `load` as a StepGather when its pointers `addptr` step from `base`, with the
+  /// ops it may leave unread as candidates for elision.
+  void matchStepGather(mlir::Operation *load, mlir::Value base, mlir::Operation *addptr,
+                       llvm::SmallVectorImpl<mlir::Operation *> &candidates);
   /// Records `addptr` as an OffsetGather (and elides it) when it is one.
   void matchOffsetGather(mlir::Operation *addptr);
 
@@ -220,6 +260,7 @@ private:
   llvm::DenseMap<mlir::Operation *, OuterMask> outerMasks_;
   llvm::DenseMap<mlir::Value, OuterPointers> outerPointers_;
   llvm::DenseMap<mlir::Value, OffsetGather> offsetGathers_;
+  llvm::DenseMap<mlir::Operation *, StepGather> stepGathers_;
   llvm::DenseSet<mlir::Operation *> elided_;
   llvm::DenseSet<mlir::Operation *> forwarded_;
   llvm::DenseMap<mlir::Operation *, ElementwiseChain> chains_;

@@ -149,6 +149,8 @@ public:
   const OuterPointers *outerPointers(mlir::Value v) const { return fusion_.outerPointers(v); }
   /// The gather form of a 1-D pointer tensor (FusionPlan::offsetGather), or null.
   const OffsetGather *offsetGather(mlir::Value v) const { return fusion_.offsetGather(v); }
+  /// The stepping form of a tt.load (FusionPlan::stepGather), or null.
+  const StepGather *stepGather(mlir::Operation *load) const { return fusion_.stepGather(load); }
   /// A new entry of Frame::startRuns, for one access that learns its runs.
   uint32_t startRunsCache() { return program_.startRunsCaches++; }
 

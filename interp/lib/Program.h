@@ -168,6 +168,7 @@ struct Frame {
   /// Scratch for fused accesses that fall back to lane-by-lane pointers and mask.
   std::vector<uint64_t> lanePointers;
   std::vector<uint8_t> laneMask;
+  std::vector<int32_t> laneOffsets; ///< and their i32 offsets (a StepGather's)
   /// Scratch for memory ops: where runs of lanes end, and which lanes are active (bits of lanes).
   std::vector<uint64_t> laneCuts, laneActive;
   /// Per load through a pointer tensor that its loop advances (Lowerer::AdvancedPointer): the

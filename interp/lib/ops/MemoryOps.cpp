@@ -260,15 +260,10 @@ template <DType D, MaskKind K, bool HasOther> void loadKernel(Frame &f, const In
 /// [other]). The runs of consecutive lanes come from the offsets, which is right when no
 /// lane's address leaves the address space (carrying into the tag, as laneBreaks guards
 /// against); otherwise the pointers are made as tt.addptr would make them.
-template <DType D, MaskKind K, bool HasOther> void gatherLoadKernel(Frame &f, const Instr &in) {
+template <DType D, bool HasOther>
+void gatherLoad(Frame &f, const Instr &in, const GatherLanes &lanes, const uint8_t *mask,
+                const Repr<D> *other, int64_t n) {
   constexpr int64_t size = int64_t(byteSize(D));
-  const GatherLanes lanes{*f.at<uint64_t>(in.operands[0]), f.at<int32_t>(in.operands[1]),
-                          log2Size<D>()};
-  const Repr<D> *other =
-      HasOther ? f.at<Repr<D>>(in.operands[static_cast<const AccessData *>(in.data)->other])
-               : nullptr;
-  const int64_t n = in.n;
-  const uint8_t *mask = activeLanes<K>(f, in, 2);
   int32_t lo = 0, hi = 0;
   LaneRunCursor runs(f, mask, n,
                      [&](uint64_t *breaks) { simd::offsetBreaks(lanes.off, n, breaks, lo, hi); });
@@ -285,6 +280,132 @@ template <DType D, MaskKind K, bool HasOther> void gatherLoadKernel(Frame &f, co
     f.lanePointers[size_t(i)] = lanes(i);
   loadLanes<D, HasOther>(f, in, f.lanePointers.data(), mask, other,
                          f.atHome<Repr<D>>(in.results[0]), n);
+}
+
+template <DType D, MaskKind K, bool HasOther> void gatherLoadKernel(Frame &f, const Instr &in) {
+  const GatherLanes lanes{*f.at<uint64_t>(in.operands[0]), f.at<int32_t>(in.operands[1]),
+                          log2Size<D>()};
+  const Repr<D> *other =
+      HasOther ? f.at<Repr<D>>(in.operands[static_cast<const AccessData *>(in.data)->other])
+               : nullptr;
+  gatherLoad<D, HasOther>(f, in, lanes, activeLanes<K>(f, in, 2), other, in.n);
+}
+
+/// What a load through stepping offsets (StepGather, Fusion.h) carries: operand positions
+/// (-1: absent), and the divisor and addend when they are constants.
+struct StepGatherData {
+  int64_t rangeStart = 0;
+  int start = -1, divisor = -1, addend = -1, bound = -1, mask = -1, other = -1;
+  int32_t divisorConstant = 0, addendConstant = 0;
+  bool unsignedBound = false;
+};
+
+/// tt.load through `base + addend + (start + range) / divisor` (StepGather): one element
+/// read and filled in a run of lanes that share a quotient, when the active lanes are a
+/// prefix (a bound, or no mask), the divisor is above 1 and no lane's numerator or offset
+/// wraps. Otherwise the offsets are made as the unfused ops make them, and loaded as a gather.
+template <DType D, bool HasOther> void stepGatherLoadKernel(Frame &f, const Instr &in) {
+  using T = Repr<D>;
+  constexpr int64_t size = int64_t(byteSize(D));
+  const StepGatherData &s = *static_cast<const StepGatherData *>(in.data);
+  const uint64_t base = *f.at<uint64_t>(in.operands[0]);
+  auto scalar = [&](int at, int32_t constant) {
+    return at >= 0 ? *f.at<int32_t>(in.operands[at]) : constant;
+  };
+  const int32_t start = scalar(s.start, 0), divisor = scalar(s.divisor, s.divisorConstant),
+                addend = scalar(s.addend, s.addendConstant);
+  const T *other = HasOther ? f.at<T>(in.operands[s.other]) : nullptr;
+  const int64_t n = in.n;
+  const int64_t first = int64_t(start) + s.rangeStart;
+  std::optional<int64_t> active;
+  if (s.bound >= 0)
+    active = rangePrefix<int32_t>(start, s.rangeStart, *f.at<int32_t>(in.operands[s.bound]),
+                                  s.unsignedBound, n);
+  else if (s.mask < 0 && first >= INT32_MIN && first + n - 1 <= INT32_MAX)
+    active = n;
+  // Truncating division by a positive divisor never decreases: the first and last active
+  // lanes' offsets bound all of them.
+  if (active && divisor > 1 &&
+      (*active == 0 || (addend + first / divisor >= INT32_MIN &&
+                        addend + (first + *active - 1) / divisor <= INT32_MAX))) {
+    T *r = f.atHome<T>(in.results[0]);
+    for (int64_t i = 0; i < *active;) {
+      const int64_t numerator = first + i, quotient = numerator / divisor;
+      // The first numerator with another quotient: truncation gives 0 to (-divisor, divisor).
+      const int64_t next = numerator >= 0 ? (quotient + 1) * divisor
+                           : quotient < 0 ? quotient * divisor + 1
+                                          : divisor;
+      const int64_t end = std::min(*active, next - first);
+      const uint64_t p = tagged::advance(base, (addend + quotient) * size);
+      const uint8_t *h = f.memory->translateForRead(p, uint32_t(size));
+      if (!h) {
+        reportAccessFault(f, in, p, uint32_t(size), i, "load of");
+        return;
+      }
+      std::fill(r + i, r + end, loadElement<D>(h));
+      i = end;
+    }
+    // Masked-off lanes without `other` are undefined on the GPU; 0 here.
+    for (int64_t i = *active; i < n; ++i)
+      r[i] = HasOther ? other[i] : T(0);
+    return;
+  }
+  std::vector<int32_t> &offsets = f.laneOffsets;
+  offsets.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i)
+    offsets[size_t(i)] = laneOffset<int32_t>(start, s.rangeStart, i);
+  if (divisor != 0)
+    simd::intDivide32(simd::IntDivOp::DivS, offsets.data(), &divisor, true, offsets.data(), n);
+  else
+    std::fill(offsets.begin(), offsets.end(), int32_t(-1)); // a quotient by zero: all ones
+  for (int32_t &offset : offsets)
+    offset = int32_t(uint32_t(offset) + uint32_t(addend));
+  const uint8_t *mask = nullptr;
+  if (s.mask >= 0) {
+    mask = f.at<uint8_t>(in.operands[s.mask]);
+  } else if (s.bound >= 0) {
+    const int32_t bound = *f.at<int32_t>(in.operands[s.bound]);
+    f.laneMask.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i)
+      f.laneMask[size_t(i)] = rangeLane<int32_t>(start, s.rangeStart, bound, s.unsignedBound, i);
+    mask = f.laneMask.data();
+  }
+  gatherLoad<D, HasOther>(f, in, GatherLanes{base, offsets.data(), log2Size<D>()}, mask, other, n);
+}
+
+bool lowerStepGather(mlir::Operation *op, const StepGather &g, DType d, Lowerer &L) {
+  StepGatherData data;
+  data.rangeStart = g.offsets.rangeStart;
+  data.unsignedBound = g.unsignedBound;
+  std::vector<SlotId> operands{L.use(g.base)};
+  auto add = [&](mlir::Value v) {
+    operands.push_back(L.use(v));
+    return int(operands.size() - 1);
+  };
+  if (g.offsets.start)
+    data.start = add(g.offsets.start);
+  if (g.offsets.divisor.scalar)
+    data.divisor = add(g.offsets.divisor.scalar);
+  data.divisorConstant = int32_t(g.offsets.divisor.constant);
+  if (g.offsets.addend && g.offsets.addend->scalar)
+    data.addend = add(g.offsets.addend->scalar);
+  data.addendConstant = g.offsets.addend ? int32_t(g.offsets.addend->constant) : 0;
+  if (g.bound)
+    data.bound = add(g.bound);
+  else if (g.mask)
+    data.mask = add(g.mask);
+  const bool hasOther = op->getNumOperands() > 2;
+  if (hasOther)
+    data.other = add(op->getOperand(2));
+  SlotId r = L.def(op->getResult(0), op);
+  if (r == kNoSlot)
+    return false;
+  ExecFn fn = visitAny(d, [&](auto tag) -> ExecFn {
+    constexpr DType D = decltype(tag)::value;
+    return hasOther ? &stepGatherLoadKernel<D, true> : &stepGatherLoadKernel<D, false>;
+  });
+  L.emit(op, fn, operands, {r}, L.keep(data));
+  return true;
 }
 
 /// Sets known.rowLength and rowBytes from its runs and offsets.
@@ -1082,6 +1203,8 @@ bool lowerLoad(mlir::Operation *op, Lowerer &L) {
     return L.error(op, "unsupported pointer operand");
   if (const ContiguousAccess *a = L.contiguousAccess(op))
     return lowerFusedAccess(op, *a, *d, L);
+  if (const StepGather *g = L.stepGather(op))
+    return lowerStepGather(op, *g, *d, L);
   if (const OuterPointers *outer = L.outerPointers(op->getOperand(0)))
     return lowerOuterAccess(op, *outer, *d, L);
   // tt.load(ptr, mask, other) -> (ptr[, counter of an advanced pointer], mask, other), the

@@ -69,11 +69,10 @@ std::string shortHash(const std::string &hash) { return hash.substr(0, 12); }
 
 std::string bytes(uint64_t n) { return fmt::format("{} B", n); }
 
-/// Whether a launch has a region copied in as its programs touch it (ShadowState::OnTouch).
-bool copiesAsTouched(const LaunchReport &rep) {
-  return std::any_of(rep.regions.begin(), rep.regions.end(), [](const RegionReport &r) {
-    return r.shadow == shadowStateName(ShadowState::OnTouch);
-  });
+/// Whether a launch has a region in `state`.
+bool hasRegion(const LaunchReport &rep, ShadowState state) {
+  return std::any_of(rep.regions.begin(), rep.regions.end(),
+                     [state](const RegionReport &r) { return r.shadow == shadowStateName(state); });
 }
 
 /// Bad input found by a SpecAdjuster: an error kind of the report and its message.
@@ -554,7 +553,11 @@ int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::
       fmt::print(out_, "  donate {} (released at the next step)\n", fmt::join(names, ", "));
     }
     fmt::print(out_, "  copied in {}{}\n", bytes(rep.bytesIn),
-               copiesAsTouched(rep) ? " before the run, the rest as the programs touch it" : "");
+               hasRegion(rep, ShadowState::OnTouch)
+                   ? " before the run, the rest as the programs touch it"
+               : hasRegion(rep, ShadowState::SavedInPlace)
+                   ? " before the run; written chunks are saved as the programs first write them"
+                   : "");
     out_.flush();
     report_.launches.push_back(std::move(rep));
     lastLaunch_ = report_.launches.size() - 1;
@@ -572,8 +575,10 @@ int Run::launch(size_t index, const LaunchSpec &l, const interp::KernelLibrary::
   if (result.status == interp::LaunchResult::Status::Faulted)
     return fault(index, l, k, *result.fault, result.droppedBytes);
   LaunchReport &rep = report_.launches.back();
-  if (copiesAsTouched(rep))
+  if (hasRegion(rep, ShadowState::OnTouch))
     fmt::print(out_, "  copied in as touched: {}\n", bytes(result.bytesIn - rep.bytesIn));
+  else if (hasRegion(rep, ShadowState::SavedInPlace))
+    fmt::print(out_, "  saved as first written: {}\n", bytes(result.bytesIn - rep.bytesIn));
   rep.bytesIn = result.bytesIn; // with what was copied in as touched
   report_.launches.back().donated = [&] {
     std::vector<std::string> names;

@@ -278,6 +278,8 @@ const char *shadowStateName(ShadowState s) {
     return "in place (fresh pages, rolled back on a fault)";
   case ShadowState::OnTouch:
     return "shadow (copied in as touched)";
+  case ShadowState::SavedInPlace:
+    return "in place (saved as first written, put back on a fault)";
   }
   return "?";
 }
@@ -318,7 +320,8 @@ void Region::fillChunks(size_t first, size_t last) {
       // Host memory only (Session::prepare): the caller's bytes are read where they are. No
       // chunk holds a dirty byte before it is filled: every access fills what it touches first.
       const size_t at = c * kFillChunk, n = std::min(kFillChunk, size - at);
-      std::memcpy(shadow_ + at, reinterpret_cast<const void *>(uintptr_t(range.lo + at)), n);
+      uint8_t *to = state_ == ShadowState::SavedInPlace ? saved_ : shadow_;
+      std::memcpy(to + at, reinterpret_cast<const void *>(uintptr_t(range.lo + at)), n);
       bytesFilled_.fetch_add(n, std::memory_order_relaxed);
       state.store(kFilled, std::memory_order_release);
       continue;
@@ -335,21 +338,52 @@ void Region::adoptFresh(ByteRange r, FreshUndo undo) {
   fresh_ = std::move(undo);
 }
 
+void Region::adoptSaving(ByteRange r, unsigned threads) {
+  adopt(r, ShadowState::InPlace); // the caller's bytes, with a dirty map
+  state_ = ShadowState::SavedInPlace;
+  const size_t size = r.hi - r.lo;
+  storage_ = acquireHostBlock(size, threads);
+  saved_ = storage_.get();
+  fill_ = std::make_unique<std::atomic<uint8_t>[]>((size + kFillChunk - 1) / kFillChunk);
+}
+
+void Region::putBack() {
+  // Only the bytes the launches wrote: what else the caller changes meanwhile stays, as it
+  // does when a shadow is dropped.
+  const size_t size = range.hi - range.lo;
+  for (size_t c = 0, chunks = (size + kFillChunk - 1) / kFillChunk; c < chunks; ++c)
+    if (fill_[c].load(std::memory_order_relaxed) == kFilled)
+      dirty.forEachRun(
+          c * kFillChunk, std::min(kFillChunk, size - c * kFillChunk), [&](size_t b, size_t e) {
+            std::memcpy(reinterpret_cast<void *>(uintptr_t(range.lo + b)), saved_ + b, e - b);
+          });
+}
+
 void Region::moveIntoShadow() {
-  if (state_ != ShadowState::FreshPages)
+  const bool saving = state_ == ShadowState::SavedInPlace && fill_;
+  if (state_ != ShadowState::FreshPages && !saving)
     return;
   size_t size = range.hi - range.lo;
+  HostBlock saved = std::move(storage_); // a SavedInPlace region's saved bytes
   placeShadow(size);
   // Written bytes hold the launches' values, the rest what the caller had: a full mirror.
   std::memcpy(shadow_, reinterpret_cast<const void *>(static_cast<uintptr_t>(range.lo)), size);
-  rollBackFreshPages(*fresh_);
-  fresh_.reset();
+  if (saving) {
+    putBack();
+    fill_.reset();
+    saved_ = nullptr;
+  } else {
+    rollBackFreshPages(*fresh_);
+    fresh_.reset();
+  }
   state_ = ShadowState::Full;
 }
 
 Region::~Region() {
   if (fresh_)
     rollBackFreshPages(*fresh_);
+  if (state_ == ShadowState::SavedInPlace && fill_)
+    putBack();
 }
 
 void Region::adopt(ByteRange r, ShadowState state) {
@@ -602,6 +636,15 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       region = std::make_unique<Region>();
       region->memory = memory;
       region->adoptFresh(span, std::move(*fresh));
+    } else if (lives.empty() && reads(access) && writes(access) &&
+               memory == &HostMemory::instance() && span.hi - span.lo >= kCopyInOnTouchMinimum &&
+               MappingQueries().privateAnonymous(span.lo, span.hi)) {
+      // A large buffer read and written (an in-place update, a gradient written over its
+      // input): written where it is, each chunk saved before its first write and put back
+      // if the writes are dropped, so nothing is copied in to be read and nothing back.
+      region = std::make_unique<Region>();
+      region->memory = memory;
+      region->adoptSaving(span, options_.copyThreads);
     } else {
       region = std::make_unique<Region>();
       region->memory = memory;
@@ -677,6 +720,7 @@ bool Session::prepare(const std::vector<PointerArgument> &arguments, LaunchMemor
       w.writable = region->writable();
       w.streamStores = streamStores;
       w.onTouch = region->state() == ShadowState::OnTouch ? region : nullptr;
+      w.saveOnWrite = region->state() == ShadowState::SavedInPlace ? region : nullptr;
     }
     std::sort(info.arguments.begin(), info.arguments.end());
     out.regions_.push_back(std::move(info));
@@ -752,6 +796,7 @@ bool Session::upgrade(Region &region, Access access, std::string &error) {
   case ShadowState::InPlace:
   case ShadowState::FreshPages: // the caller's bytes, with the writes made so far
   case ShadowState::OnTouch:    // copied in as accesses touch it, in this launch too
+  case ShadowState::SavedInPlace: // saved as writes touch it, in this launch too
     return true;
   case ShadowState::ReadThrough:
     if (!writes(access))
@@ -850,8 +895,9 @@ bool Session::sync(CallerMemory &memory, const std::vector<ByteRange> &ranges, s
     if (region->memory == &memory)
       for (const ByteRange &r : ranges) {
         // Synced bytes are final, but a fault before the step would roll back the fresh
-        // pages under them: the region's other writes go on waiting in a shadow.
-        if (region->state() == ShadowState::FreshPages && r.overlaps(region->range))
+        // pages (or put back the saved bytes) under them: the region's other writes go on
+        // waiting in a shadow.
+        if (r.overlaps(region->range))
           region->moveIntoShadow();
         if (!writeBack(*region, r, /*forget=*/true, error))
           return false;

@@ -292,6 +292,46 @@ module {
   CHECK(r.stats.bytesOut == 4); // only `out` went back
 }
 
+TEST_CASE("a compare-and-swap into a large buffer written in place is put back on a fault") {
+  // 4 MiB of i32, read and written: the caller's memory itself, each chunk saved before its
+  // first write (memory-model.md). Program 0 swaps mem[1000] from 1000 to -1; with a fault
+  // later in the launch (program 1 loads past `mem`'s end) the swap is undone.
+  std::string ttir = R"(
+module {
+  tt.func public @k(%mem: !tt.ptr<i32>, %n: i32) {
+    %pid = tt.get_program_id x : i32
+    %c0 = arith.constant 0 : i32
+    %first = arith.cmpi eq, %pid, %c0 : i32
+    scf.if %first {
+      %i = arith.constant 1000 : i32
+      %p = tt.addptr %mem, %i : !tt.ptr<i32>, i32
+      %new = arith.constant -1 : i32
+      %old = tt.atomic_cas acq_rel, gpu, %p, %i, %new : (!tt.ptr<i32>, i32, i32) -> i32
+    } else {
+      %q = tt.addptr %mem, %n : !tt.ptr<i32>, i32
+      %v = tt.load %q : !tt.ptr<i32>
+      tt.store %mem, %v : !tt.ptr<i32>
+    }
+    tt.return
+  }
+}
+)";
+  LoadedKernel k = loadKernel(ttir);
+  REQUIRE_MESSAGE(k.kernel, k.error);
+  const int64_t n = int64_t(1) << 20;
+  for (bool fault : {false, true}) {
+    std::vector<int32_t> mem(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      mem[size_t(i)] = int32_t(i);
+    LaunchResult r = launch(*k.kernel, {pointer("mem", viewOf(mem, DType::I32))},
+                            {ptrArg(0), intArg(fault ? n : n - 1)}, {2, 1, 1});
+    REQUIRE(r.error.empty());
+    CHECK(bool(r.fault) == fault);
+    CHECK(mem[1000] == (fault ? 1000 : -1));
+    CHECK(mem[0] == (fault ? 0 : int32_t(n - 1)));
+  }
+}
+
 TEST_CASE("atomics are atomic across threads") {
   // 64 programs; each adds 1 (i32) and 0.25 (f32) from 32 lanes to each of 4 counters
   // (lane i -> counter i % 4): every counter ends at 64 * 32 = 2048 and 512.0.

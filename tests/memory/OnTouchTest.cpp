@@ -1,64 +1,46 @@
 //===- OnTouchTest.cpp - Large read-write shadows copied in as touched ----===//
-#include "ttinterp/memory/Session.h"
+//
+// The buffers here are shared mappings: memory that is not the process's alone keeps a shadow
+// (private anonymous memory, where most buffers live, is written in place with its bytes saved
+// first: SavedInPlaceTest.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "LargeRegions.h"
 
 #include <doctest/doctest.h>
 
-#include <cstring>
-#include <numeric>
+#include <sys/mman.h>
+
+#include <new>
 #include <thread>
+#include <vector>
 
 using namespace ttinterp;
+using namespace ttinterp::test;
 
 namespace {
-constexpr size_t kChunk = Region::kFillChunk;
-constexpr int64_t kInts = int64_t(kCopyInOnTouchMinimum); // 4 MiB of int32: well past the minimum
+/// Elements in a MAP_SHARED anonymous mapping of their own.
+template <class T> struct SharedMapping {
+  using value_type = T;
+  SharedMapping() = default;
+  template <class U> explicit SharedMapping(const SharedMapping<U> &) {}
+  T *allocate(size_t n) {
+    void *p =
+        mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      throw std::bad_alloc();
+    return static_cast<T *>(p);
+  }
+  void deallocate(T *p, size_t n) { munmap(p, n * sizeof(T)); }
+  bool operator==(const SharedMapping &) const { return true; }
+  bool operator!=(const SharedMapping &) const { return false; }
+};
+using Buffer = std::vector<int32_t, SharedMapping<int32_t>>;
 
-/// The buffer as a caller has it: element i holds i.
-std::vector<int32_t> counting(int64_t n) {
-  std::vector<int32_t> buf(static_cast<size_t>(n));
-  std::iota(buf.begin(), buf.end(), 0);
-  return buf;
-}
-PointerArgument arg(const char *name, std::vector<int32_t> &buffer, int64_t offset, int64_t count,
-                    Access access = Access::ReadWrite) {
-  PointerArgument a;
-  a.name = name;
-  a.buffer = "buf";
-  a.view = View{reinterpret_cast<uint64_t>(buffer.data() + offset), DType::I32, {count}, {1}};
-  a.access = access;
-  return a;
-}
-int32_t load(const LaunchMemory &m, size_t argument, int64_t element) {
-  int32_t v;
-  const uint8_t *h =
-      m.translateForRead(tagged::advance(m.argumentPointer(argument), element * 4), 4);
-  REQUIRE(h);
-  std::memcpy(&v, h, 4);
-  return v;
-}
-void store(const LaunchMemory &m, size_t argument, int64_t element, int32_t v) {
-  uint8_t *h = m.translateForWrite(tagged::advance(m.argumentPointer(argument), element * 4), 4);
-  REQUIRE(h);
-  std::memcpy(h, &v, 4);
-}
-/// Chunks of the region (which starts at buf.data()) that element i lies in.
-size_t chunkOf(int64_t element) { return size_t(element) * 4 / kChunk; }
-/// Elements that differ from `expected`, at most a few named.
-std::string differences(const std::vector<int32_t> &buf, const std::vector<int32_t> &expected) {
-  std::string out;
-  int shown = 0;
-  for (size_t i = 0; i < buf.size() && shown < 5; ++i)
-    if (buf[i] != expected[i]) {
-      out += "[" + std::to_string(i) + "] " + std::to_string(buf[i]) +
-             " != " + std::to_string(expected[i]) + "; ";
-      ++shown;
-    }
-  return out;
-}
 } // namespace
 
 TEST_CASE("a large read-write region is copied in only where accesses touch it") {
-  std::vector<int32_t> buf = counting(kInts), expected = buf;
+  Buffer buf = counting<Buffer>(kInts), expected = buf;
   Session session;
   LaunchMemory m;
   std::string error;
@@ -89,7 +71,7 @@ TEST_CASE("a large read-write region is copied in only where accesses touch it")
 }
 
 TEST_CASE("a region copied in as touched drops its writes on a fault: the caller's bytes stay") {
-  std::vector<int32_t> buf = counting(kInts), expected = buf;
+  Buffer buf = counting<Buffer>(kInts), expected = buf;
   Session session;
   LaunchMemory m;
   std::string error;
@@ -104,7 +86,7 @@ TEST_CASE("a region copied in as touched drops its writes on a fault: the caller
 
 TEST_CASE("aliasing views of a large buffer share its chunks: a store through one is seen "
           "through the other, and only written bytes go back") {
-  std::vector<int32_t> buf = counting(kInts), expected = buf;
+  Buffer buf = counting<Buffer>(kInts), expected = buf;
   Session session;
   LaunchMemory m;
   std::string error;
@@ -130,7 +112,7 @@ TEST_CASE("aliasing views of a large buffer share its chunks: a store through on
 }
 
 TEST_CASE("a span across chunks, some copied in before and written, reads every byte right") {
-  std::vector<int32_t> buf = counting(kInts);
+  Buffer buf = counting<Buffer>(kInts);
   Session session;
   LaunchMemory m;
   std::string error;
@@ -151,7 +133,7 @@ TEST_CASE("a span across chunks, some copied in before and written, reads every 
 }
 
 TEST_CASE("workers touching the same chunks at once copy each chunk once") {
-  std::vector<int32_t> buf = counting(kInts), expected = buf;
+  Buffer buf = counting<Buffer>(kInts), expected = buf;
   Session session;
   LaunchMemory m;
   std::string error;
@@ -191,7 +173,7 @@ TEST_CASE("workers touching the same chunks at once copy each chunk once") {
 }
 
 TEST_CASE("a later launch of the session sees the earlier one's writes and the caller's bytes") {
-  std::vector<int32_t> buf = counting(kInts), expected = buf;
+  Buffer buf = counting<Buffer>(kInts), expected = buf;
   Session session;
   std::string error;
   {
@@ -220,7 +202,7 @@ TEST_CASE("a later launch of the session sees the earlier one's writes and the c
 }
 
 TEST_CASE("a region read in place by one launch and written by the next is copied in as touched") {
-  std::vector<int32_t> buf = counting(kInts), expected = buf;
+  Buffer buf = counting<Buffer>(kInts), expected = buf;
   Session session;
   std::string error;
   {
@@ -241,7 +223,7 @@ TEST_CASE("a region read in place by one launch and written by the next is copie
 }
 
 TEST_CASE("a region copied in as touched merged into a larger one keeps its writes") {
-  std::vector<int32_t> buf = counting(kInts), expected = buf;
+  Buffer buf = counting<Buffer>(kInts), expected = buf;
   Session session;
   std::string error;
   {
@@ -264,7 +246,7 @@ TEST_CASE("a region copied in as touched merged into a larger one keeps its writ
 }
 
 TEST_CASE("a region below the minimum, or only written, is not copied in as touched") {
-  std::vector<int32_t> buf = counting(kInts);
+  Buffer buf = counting<Buffer>(kInts);
   Session session;
   LaunchMemory m;
   std::string error;

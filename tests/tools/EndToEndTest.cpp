@@ -270,10 +270,11 @@ TEST_CASE("alias_of buffers, views, sync and step across launches") {
   CHECK(j["session"]["bytes_out"] == 40);
 }
 
-TEST_CASE("a launch that updates a few elements of a large buffer copies in only their chunk") {
+TEST_CASE("a launch that updates a few elements of a large buffer saves only their chunk") {
   TempDir dir;
   std::string kernel = sourcePath("examples/inplace_add/inplace_add.ttir");
-  // x (4 MiB, read and written) gets x[i] += 10 for i < 4: one 4 KiB chunk is copied in.
+  // x (4 MiB, read and written, in the process's own memory) gets x[i] += 10 for i < 4,
+  // written in place: one 4 KiB chunk is saved first (and counted as copied in).
   std::string spec = dir.write("spec.json", R"({"buffers": {
       "x": {"dtype": "f32", "shape": [1048576], "init": "arange"},
       "y": {"dtype": "f32", "shape": [4], "init": {"fill": 10}}},
@@ -283,10 +284,10 @@ TEST_CASE("a launch that updates a few elements of a large buffer copies in only
       runCli("run " + quote(spec) + " --out " + quote(dir / "out") + " --report " + quote(report));
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(r.out.find("shadow (copied in as touched)") != std::string::npos);
-  CHECK(r.out.find("copied in 0 B before the run, the rest as the programs touch it") !=
-        std::string::npos);
-  CHECK(r.out.find("copied in as touched: 4096 B") != std::string::npos);
+  CHECK(r.out.find("in place (saved as first written, put back on a fault)") != std::string::npos);
+  CHECK(r.out.find("copied in 0 B before the run; written chunks are saved as the programs first "
+                   "write them") != std::string::npos);
+  CHECK(r.out.find("saved as first written: 4096 B") != std::string::npos);
   std::vector<float> x = floats(dir / "out/x.npy");
   REQUIRE(x.size() == 1048576);
   std::vector<float> expected(x.size());

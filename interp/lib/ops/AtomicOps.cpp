@@ -355,7 +355,8 @@ template <DType D> void casKernel(Frame &f, const Instr &in) {
   for (int64_t i = 0, n = in.n; i < n; ++i) {
     // atom.cas compares bits (so -0.0 and +0.0 differ for floats).
     B expected = encode<D>(cmp[i]);
-    B *addr = reinterpret_cast<B *>(mem.translate(p[i], size));
+    // Writable (checkLanes): a swap may write, so its bytes are ready for a write first.
+    B *addr = reinterpret_cast<B *>(mem.translateWritable(p[i], size));
     bool swapped = __atomic_compare_exchange_n(addr, &expected, encode<D>(val[i]),
                                                /*weak=*/false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     if (swapped) {

@@ -176,15 +176,18 @@ private:
 /// the region, and a region nothing writes needs no shadow at all: a launch
 /// that only writes an output never copies it in.
 enum class ShadowState : uint8_t {
-  Full,        ///< Every byte mirrors caller memory or holds a newer write.
-  WrittenOnly, ///< Only dirty bytes are meaningful: no launch has read it yet.
-  ReadThrough, ///< No shadow and no dirty map: no launch has written it, so
-               ///< kernels read the caller's host bytes in place.
-  InPlace,     ///< In-place mode: the caller's memory is read and written.
-  FreshPages,  ///< The caller's fresh pages (FreshPages.h) are read and written, and are
-               ///< rolled back if the region is dropped before a step commits it.
-  OnTouch,     ///< A shadow copied in chunk by chunk as accesses first touch them
-               ///< (Region::fillTouched): a chunk's bytes are the caller's until then.
+  Full,         ///< Every byte mirrors caller memory or holds a newer write.
+  WrittenOnly,  ///< Only dirty bytes are meaningful: no launch has read it yet.
+  ReadThrough,  ///< No shadow and no dirty map: no launch has written it, so
+                ///< kernels read the caller's host bytes in place.
+  InPlace,      ///< In-place mode: the caller's memory is read and written.
+  FreshPages,   ///< The caller's fresh pages (FreshPages.h) are read and written, and are
+                ///< rolled back if the region is dropped before a step commits it.
+  OnTouch,      ///< A shadow copied in chunk by chunk as accesses first touch them
+                ///< (Region::fillTouched): a chunk's bytes are the caller's until then.
+  SavedInPlace, ///< The caller's memory is read and written; each chunk's bytes are saved
+                ///< before its first write (Region::saveWritten) and put back if the
+                ///< region is dropped before a step commits it.
 };
 const char *shadowStateName(ShadowState s);
 
@@ -211,12 +214,18 @@ struct Region {
   /// The caller's fresh pages stand in for the shadow (state FreshPages); `undo` puts them
   /// back unless commit() is called first.
   void adoptFresh(ByteRange r, FreshUndo undo);
-  /// Moves the bytes of a FreshPages region into a shadow of its own (state Full) and rolls
-  /// the caller's pages back: for when its writes must wait for a write-back after all (a
-  /// partial sync, a donation, a merge with a larger region).
+  /// Moves the bytes of a FreshPages or SavedInPlace region into a shadow of its own (state
+  /// Full) and puts the caller's bytes back: for when its writes must wait for a write-back
+  /// after all (a partial sync, a donation, a merge with a larger region); a no-op otherwise.
   void moveIntoShadow();
   /// Makes the writes made in place final (a step); a no-op for other states.
-  void commit() { fresh_.reset(); }
+  void commit() {
+    fresh_.reset();
+    if (state_ == ShadowState::SavedInPlace) {
+      fill_.reset(); // nothing left to put back
+      storage_.reset();
+    }
+  }
   /// Turns a WrittenOnly region with nothing dirty (a new shadow) into one copied in as
   /// launches touch it (state OnTouch), for host memory only: a launch that reads and writes
   /// a few rows of a large buffer then copies those rows, not the buffer.
@@ -233,7 +242,22 @@ struct Region {
         return;
       }
   }
-  /// Bytes copied in by fillTouched so far.
+  /// The caller's bytes stand in for the shadow (state SavedInPlace): host memory that is
+  /// this process's own and writable (HostPages.h, MappingQueries::privateAnonymous).
+  void adoptSaving(ByteRange r, unsigned threads = 1);
+  /// Saves every chunk of kFillChunk bytes that [offset, offset + size) of a SavedInPlace
+  /// region touches and no write touched before, before the caller's bytes there change. Safe
+  /// from concurrent workers, as fillTouched is.
+  void saveWritten(uint64_t offset, uint64_t size) {
+    if (size == 0 || !fill_)
+      return;
+    for (size_t c = offset / kFillChunk, last = (offset + size - 1) / kFillChunk; c <= last; ++c)
+      if (fill_[c].load(std::memory_order_acquire) != kFilled) {
+        fillChunks(c, last);
+        return;
+      }
+  }
+  /// Bytes copied in by fillTouched (or saved by saveWritten) so far.
   uint64_t bytesFilled() const { return bytesFilled_.load(std::memory_order_relaxed); }
   static constexpr size_t kFillChunk = 4096;
   Region() = default;
@@ -245,7 +269,8 @@ struct Region {
   ShadowState state() const { return state_; }
   /// Whether the shadow is the caller's memory itself (nothing to copy at write-back).
   bool inPlace() const {
-    return state_ == ShadowState::InPlace || state_ == ShadowState::FreshPages;
+    return state_ == ShadowState::InPlace || state_ == ShadowState::FreshPages ||
+           state_ == ShadowState::SavedInPlace;
   }
   /// Whether launches may store into it (ReadThrough regions are never written).
   bool writable() const { return state_ != ShadowState::ReadThrough; }
@@ -255,8 +280,11 @@ private:
   /// Where the shadow of a region of `size` bytes goes in storage_ (allocated here).
   void placeShadow(size_t size, unsigned threads = 1);
   void fillChunks(size_t first, size_t last);
+  /// Puts the saved chunks of a SavedInPlace region back into the caller's memory.
+  void putBack();
 
-  /// Per chunk of an OnTouch region: not copied in, being copied by one worker, copied.
+  /// Per chunk of an OnTouch region: not copied in, being copied by one worker, copied; of a
+  /// SavedInPlace region, the same for its saving (storage_ then holds the saved bytes).
   enum FillState : uint8_t { kUnfilled = 0, kFilling = 1, kFilled = 2 };
   std::unique_ptr<std::atomic<uint8_t>[]> fill_;
   std::atomic<uint64_t> bytesFilled_{0};
@@ -264,6 +292,7 @@ private:
   ShadowState state_ = ShadowState::WrittenOnly;
   HostBlock storage_;
   uint8_t *shadow_ = nullptr;
+  uint8_t *saved_ = nullptr; ///< A SavedInPlace region's saved bytes (offsets as the region's).
   std::optional<FreshUndo> fresh_; ///< Set while a FreshPages region is not committed.
 };
 
@@ -330,6 +359,8 @@ public:
     bool streamStores = false;
     /// The region, when it is copied in as accesses touch it (ShadowState::OnTouch).
     Region *onTouch = nullptr;
+    /// The region, when its bytes are saved as writes first touch them (SavedInPlace).
+    Region *saveOnWrite = nullptr;
   };
   struct RegionInfo {
     Region *region = nullptr;
@@ -425,16 +456,24 @@ public:
   /// As translate, but also null when the bytes may not be stored to (a
   /// read-through region); records nothing. Checks stores before they happen.
   uint8_t *translateWritable(uint64_t p, uint32_t size, uint32_t *regionIndex = nullptr) const {
+    // Every host pointer handed out for a write is to bytes saved first, where they are.
     if (const Window *w = windowOf(p)) {
       uint8_t *host = w->writable ? inWindow(*w, p, size) : nullptr;
+      if (host && w->saveOnWrite) [[unlikely]]
+        w->saveOnWrite->saveWritten(tagged::address(p) - w->saveOnWrite->range.lo, size);
       if (host && regionIndex)
         *regionIndex = w->region;
       return host;
     }
     uint32_t index;
     uint8_t *host = translateUntagged(tagged::address(p), size, &index);
-    if (!host || !regions_[index].region->writable())
+    if (!host)
       return nullptr;
+    Region &r = *regions_[index].region;
+    if (!r.writable())
+      return nullptr;
+    if (r.state() == ShadowState::SavedInPlace)
+      r.saveWritten(tagged::address(p) - r.range.lo, size);
     if (regionIndex)
       *regionIndex = index;
     return host;

@@ -1,0 +1,61 @@
+//===- LargeRegions.h - Buffers of 4 MiB and accesses to them, for region tests -*- C++ -*-===//
+#pragma once
+
+#include "ttinterp/memory/Session.h"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <numeric>
+#include <string>
+
+namespace ttinterp::test {
+
+constexpr size_t kChunk = Region::kFillChunk;
+constexpr int64_t kInts = int64_t(kCopyInOnTouchMinimum); // 4 MiB of int32: well past the minimum
+
+/// The buffer as a caller has it: element i holds i.
+template <class Buffer> Buffer counting(int64_t n) {
+  Buffer buf(static_cast<size_t>(n));
+  std::iota(buf.begin(), buf.end(), 0);
+  return buf;
+}
+template <class Buffer>
+PointerArgument arg(const char *name, Buffer &buffer, int64_t offset, int64_t count,
+                    Access access = Access::ReadWrite) {
+  PointerArgument a;
+  a.name = name;
+  a.buffer = "buf";
+  a.view = View{reinterpret_cast<uint64_t>(buffer.data() + offset), DType::I32, {count}, {1}};
+  a.access = access;
+  return a;
+}
+inline int32_t load(const LaunchMemory &m, size_t argument, int64_t element) {
+  int32_t v;
+  const uint8_t *h =
+      m.translateForRead(tagged::advance(m.argumentPointer(argument), element * 4), 4);
+  REQUIRE(h);
+  std::memcpy(&v, h, 4);
+  return v;
+}
+inline void store(const LaunchMemory &m, size_t argument, int64_t element, int32_t v) {
+  uint8_t *h = m.translateForWrite(tagged::advance(m.argumentPointer(argument), element * 4), 4);
+  REQUIRE(h);
+  std::memcpy(h, &v, 4);
+}
+/// Chunks of the region (which starts at buf.data()) that element i lies in.
+inline size_t chunkOf(int64_t element) { return size_t(element) * 4 / kChunk; }
+/// Elements that differ from `expected`, at most a few named.
+template <class Buffer> std::string differences(const Buffer &buf, const Buffer &expected) {
+  std::string out;
+  int shown = 0;
+  for (size_t i = 0; i < buf.size() && shown < 5; ++i)
+    if (buf[i] != expected[i]) {
+      out += "[" + std::to_string(i) + "] " + std::to_string(buf[i]) +
+             " != " + std::to_string(expected[i]) + "; ";
+      ++shown;
+    }
+  return out;
+}
+
+} // namespace ttinterp::test

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace ttinterp::test {
 
@@ -45,6 +47,33 @@ inline void store(const LaunchMemory &m, size_t argument, int64_t element, int32
 }
 /// Chunks of the region (which starts at buf.data()) that element i lies in.
 inline size_t chunkOf(int64_t element) { return size_t(element) * 4 / kChunk; }
+/// Two threads walk the first `chunks` chunks of argument 0 from opposite ends at once, each
+/// reading every element and storing -e to the elements e of its own parity; returns how many
+/// elements of the other's parity held neither e nor -e when read (0 when coherent).
+inline int storeParitiesFromBothEnds(LaunchMemory &m, int64_t chunks) {
+  const int64_t perChunk = int64_t(kChunk / 4);
+  std::vector<int> wrong(2, 0);
+  auto worker = [&](int t) {
+    for (int64_t k = 0; k < chunks; ++k) {
+      const int64_t c = t == 0 ? k : chunks - 1 - k;
+      for (int64_t e = c * perChunk; e < (c + 1) * perChunk; ++e) {
+        if (e % 2 == t) {
+          store(m, 0, e, -int32_t(e));
+          continue;
+        }
+        int32_t v = load(m, 0, e);
+        if (v != int32_t(e) && v != -int32_t(e))
+          ++wrong[size_t(t)];
+      }
+    }
+  };
+  m.setConcurrent(true);
+  std::thread other(worker, 1);
+  worker(0);
+  other.join();
+  m.setConcurrent(false);
+  return wrong[0] + wrong[1];
+}
 /// Elements that differ from `expected`, at most a few named.
 template <class Buffer> std::string differences(const Buffer &buf, const Buffer &expected) {
   std::string out;

@@ -12,7 +12,6 @@
 #include <sys/mman.h>
 
 #include <new>
-#include <thread>
 #include <vector>
 
 using namespace ttinterp;
@@ -138,32 +137,8 @@ TEST_CASE("workers touching the same chunks at once copy each chunk once") {
   LaunchMemory m;
   std::string error;
   REQUIRE(session.prepare({arg("x", buf, 0, kInts)}, m, error));
-  m.setConcurrent(true);
   const int64_t perChunk = int64_t(kChunk / 4), chunks = 256;
-  std::vector<int> wrong(2, 0);
-  auto worker = [&](int t) {
-    // Both walk the same chunks, from opposite ends, reading every element and storing to the
-    // elements of their own parity.
-    for (int64_t k = 0; k < chunks; ++k) {
-      const int64_t c = t == 0 ? k : chunks - 1 - k;
-      for (int64_t e = c * perChunk; e < (c + 1) * perChunk; ++e) {
-        if (e % 2 == t) {
-          store(m, 0, e, -int32_t(e));
-          continue;
-        }
-        // The other worker's elements hold either the caller's value or its store.
-        int32_t v = load(m, 0, e);
-        if (v != int32_t(e) && v != -int32_t(e))
-          ++wrong[size_t(t)];
-      }
-    }
-  };
-  std::thread other(worker, 1);
-  worker(0);
-  other.join();
-  m.setConcurrent(false);
-  CHECK(wrong[0] == 0);
-  CHECK(wrong[1] == 0);
+  CHECK(storeParitiesFromBothEnds(m, chunks) == 0);
   CHECK(session.stats().bytesIn == uint64_t(chunks) * kChunk);
   REQUIRE(session.step(error));
   for (int64_t e = 0; e < chunks * perChunk; ++e)

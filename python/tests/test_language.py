@@ -183,6 +183,31 @@ def test_group_norm_with_per_channel_gathers_matches_torch():
 
 
 @triton.jit
+def per_channel_scale_kernel(x_ptr, w_ptr, out_ptr, hidden, per_channel, BLOCK: tl.constexpr):
+    # Liger's group norm second pass: a loop over blocks of a row, the weight of each element's
+    # channel `c0 + (i + arange) // per_channel`, the tail masked by the same offsets.
+    row = tl.program_id(0)
+    c0 = row * (hidden // per_channel)
+    for i in range(0, hidden, BLOCK):
+        offs = i + tl.arange(0, BLOCK)
+        mask = offs < hidden
+        w = tl.load(w_ptr + c0 + offs // per_channel, mask=mask, other=-1.0)
+        x = tl.load(x_ptr + row * hidden + offs, mask=mask)
+        tl.store(out_ptr + row * hidden + offs, x * w, mask=mask)
+
+
+def test_per_channel_weights_gathered_in_a_loop_match_torch():
+    gen = torch.Generator().manual_seed(5)
+    rows, channels, per_channel = 4, 3, 50  # rows of 150 in blocks of 64: a tail of 22
+    x = torch.randn(rows, channels * per_channel, generator=gen)
+    w = torch.randn(rows * channels, generator=gen)
+    out = torch.full_like(x, 7.0)
+    per_channel_scale_kernel[(rows, )](x, w, out, channels * per_channel, per_channel, BLOCK=64)
+    ref = x * w.view(rows, channels).repeat_interleave(per_channel, dim=1)
+    torch.testing.assert_close(out, ref, rtol=0, atol=0)
+
+
+@triton.jit
 def index_gather_kernel(x_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
     # out[i] = x[idx[i]]: a gather through loaded i32 indices, runs and repeats among them.
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -5,13 +5,35 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/mman.h>
+
 #include <cstring>
+#include <new>
 #include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace ttinterp::test {
+
+/// Elements in a MAP_SHARED anonymous mapping of their own: memory that is not the process's
+/// alone, where a large read-write region keeps a shadow copied in as touched.
+template <class T> struct SharedMapping {
+  using value_type = T;
+  SharedMapping() = default;
+  template <class U> explicit SharedMapping(const SharedMapping<U> &) {}
+  T *allocate(size_t n) {
+    void *p =
+        mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      throw std::bad_alloc();
+    return static_cast<T *>(p);
+  }
+  void deallocate(T *p, size_t n) { munmap(p, n * sizeof(T)); }
+  bool operator==(const SharedMapping &) const { return true; }
+  bool operator!=(const SharedMapping &) const { return false; }
+};
+using SharedBuffer = std::vector<int32_t, SharedMapping<int32_t>>;
 
 constexpr size_t kChunk = Region::kFillChunk;
 constexpr int64_t kInts = int64_t(kCopyInOnTouchMinimum); // 4 MiB of int32: well past the minimum

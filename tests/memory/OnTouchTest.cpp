@@ -9,34 +9,12 @@
 
 #include <doctest/doctest.h>
 
-#include <sys/mman.h>
-
-#include <new>
 #include <vector>
 
 using namespace ttinterp;
 using namespace ttinterp::test;
 
-namespace {
-/// Elements in a MAP_SHARED anonymous mapping of their own.
-template <class T> struct SharedMapping {
-  using value_type = T;
-  SharedMapping() = default;
-  template <class U> explicit SharedMapping(const SharedMapping<U> &) {}
-  T *allocate(size_t n) {
-    void *p =
-        mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-      throw std::bad_alloc();
-    return static_cast<T *>(p);
-  }
-  void deallocate(T *p, size_t n) { munmap(p, n * sizeof(T)); }
-  bool operator==(const SharedMapping &) const { return true; }
-  bool operator!=(const SharedMapping &) const { return false; }
-};
-using Buffer = std::vector<int32_t, SharedMapping<int32_t>>;
-
-} // namespace
+using Buffer = SharedBuffer;
 
 TEST_CASE("a large read-write region is copied in only where accesses touch it") {
   Buffer buf = counting<Buffer>(kInts), expected = buf;

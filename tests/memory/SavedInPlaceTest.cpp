@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
 #include <vector>
 
 using namespace ttinterp;
@@ -233,4 +234,92 @@ TEST_CASE("below the minimum, only read, or only written, a region is not saved 
   CHECK(m.regions()[0].region->state() == ShadowState::Full);
   CHECK(m.regions()[1].region->state() == ShadowState::ReadThrough);
   CHECK(m.regions()[2].region->state() == ShadowState::WrittenOnly); // touched pages: not fresh
+}
+
+TEST_CASE("written in place or through a shadow, random launches leave the same caller bytes at "
+          "every sync, step and fault") {
+  // The same random accesses on two copies of a buffer: one in the process's own memory
+  // (saved in place), one in a shared mapping (a shadow copied in as touched). Between
+  // launches the first shows its writes and the second does not, by design; after a sync, a
+  // step or an abandoned launch both must hold the same bytes, and every load must read the
+  // same value in both.
+  for (uint32_t seed = 1; seed <= 16; ++seed) {
+    CAPTURE(seed);
+    std::mt19937 rng(seed);
+    auto below = [&rng](int64_t n) { return int64_t(rng() % uint64_t(n)); };
+    Buffer own = counting<Buffer>(kInts);
+    SharedBuffer shared = counting<SharedBuffer>(kInts);
+    Session ownSession, sharedSession;
+    std::string error;
+    for (int launch = 0; launch < 12; ++launch) {
+      CAPTURE(launch);
+      // One or two views of 1 to 4 MiB (overlapping ones form one region).
+      std::vector<std::pair<int64_t, int64_t>> views;
+      for (int64_t k = 0, count = 1 + below(2); k < count; ++k) {
+        const int64_t length = kInts / 4 + below(kInts - kInts / 4);
+        views.emplace_back(below(kInts - length + 1), length);
+      }
+      std::vector<PointerArgument> ownArgs, sharedArgs;
+      for (auto [offset, length] : views) {
+        ownArgs.push_back(arg("v", own, offset, length));
+        sharedArgs.push_back(arg("v", shared, offset, length));
+      }
+      LaunchMemory ownMemory, sharedMemory;
+      REQUIRE(ownSession.prepare(ownArgs, ownMemory, error));
+      REQUIRE(sharedSession.prepare(sharedArgs, sharedMemory, error));
+      for (int access = 0; access < 200; ++access) {
+        const size_t v = size_t(below(int64_t(views.size())));
+        // Up to three chunks' worth of elements, often across a chunk boundary.
+        const int64_t count = 1 + below(access % 4 == 0 ? 3 * int64_t(kChunk) / 4 : 4);
+        const int64_t first = below(views[v].second - count + 1);
+        const uint64_t ownAt = tagged::advance(ownMemory.argumentPointer(v), first * 4);
+        const uint64_t sharedAt = tagged::advance(sharedMemory.argumentPointer(v), first * 4);
+        if (rng() % 2) {
+          const uint8_t *a = ownMemory.translateForRead(ownAt, uint32_t(count * 4));
+          const uint8_t *b = sharedMemory.translateForRead(sharedAt, uint32_t(count * 4));
+          REQUIRE(a);
+          REQUIRE(b);
+          CHECK(std::memcmp(a, b, size_t(count) * 4) == 0);
+        } else {
+          std::vector<int32_t> values(static_cast<size_t>(count));
+          for (int32_t &x : values)
+            x = -int32_t(rng() % 1000000);
+          uint8_t *a = ownMemory.translateForWrite(ownAt, uint32_t(count * 4));
+          uint8_t *b = sharedMemory.translateForWrite(sharedAt, uint32_t(count * 4));
+          REQUIRE(a);
+          REQUIRE(b);
+          std::memcpy(a, values.data(), size_t(count) * 4);
+          std::memcpy(b, values.data(), size_t(count) * 4);
+        }
+      }
+      switch (below(4)) {
+      case 0: // a fault: the launch's writes, and those pending from earlier ones, are dropped
+        ownSession.abandon();
+        sharedSession.abandon();
+        break;
+      case 1: { // a partial sync of a random range: those bytes are final in both
+        const int64_t lo = below(kInts), hi = lo + below(kInts - lo + 1);
+        auto range = [lo, hi](auto &buffer) {
+          return ByteRange{uint64_t(reinterpret_cast<uintptr_t>(buffer.data() + lo)),
+                           uint64_t(reinterpret_cast<uintptr_t>(buffer.data() + hi))};
+        };
+        REQUIRE(ownSession.sync(HostMemory::instance(), {range(own)}, error));
+        REQUIRE(sharedSession.sync(HostMemory::instance(), {range(shared)}, error));
+        // (A region the range misses still shows its writes in place: pending, not final.)
+        REQUIRE(std::equal(own.begin() + lo, own.begin() + hi, shared.begin() + lo));
+        continue;
+      }
+      case 2:
+        REQUIRE(ownSession.step(error));
+        REQUIRE(sharedSession.step(error));
+        break;
+      default: // the next launch goes on in the same session
+        continue;
+      }
+      REQUIRE(std::equal(own.begin(), own.end(), shared.begin()));
+    }
+    REQUIRE(ownSession.step(error));
+    REQUIRE(sharedSession.step(error));
+    CHECK(std::equal(own.begin(), own.end(), shared.begin()));
+  }
 }

@@ -11,6 +11,7 @@
 
 #include "ttinterp/memory/DType.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,8 +59,15 @@ public:
     uintptr_t raw = reinterpret_cast<uintptr_t>(storage_.data());
     data_ = storage_.data() + ((64 - raw % 64) % 64);
     size_ = bytes;
-    for (size_t i = 0; i < size_; ++i)
-      data_[i] = uint8_t(i * 37 + seed * 11 + 5) & 0x3f; // small values: floats stay finite
+    // Small values (floats stay finite), repeating every 64 bytes: the first 64 written, then
+    // copied, so that a buffer of a megabyte is not a million instrumented iterations.
+    for (size_t i = 0; i < size_ && i < 64; ++i)
+      data_[i] = uint8_t(i * 37 + seed * 11 + 5) & 0x3f;
+    for (size_t done = std::min<size_t>(size_, 64); done < size_;) {
+      const size_t n = std::min(done, size_ - done);
+      std::memcpy(data_ + done, data_, n);
+      done += n;
+    }
   }
   uint8_t *data() { return data_; }
   const uint8_t *data() const { return data_; }

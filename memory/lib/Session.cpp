@@ -328,10 +328,10 @@ void Region::fillChunks(size_t first, size_t last) {
         // faster, with this fence; smaller regions copy plainly: an 8 MB cross entropy was
         // 2% slower streamed, a 1 MiB add 10%). Fenced before the chunk is marked saved, so
         // whichever thread puts it back reads the copy.
-        streamingCopy(saved_ + at, from, n);
+        streamingCopy(storage_.get() + at, from, n);
         fenceStreamingStores();
       } else {
-        std::memcpy((state_ == ShadowState::SavedInPlace ? saved_ : shadow_) + at, from, n);
+        std::memcpy((state_ == ShadowState::SavedInPlace ? storage_.get() : shadow_) + at, from, n);
       }
       bytesFilled_.fetch_add(n, std::memory_order_relaxed);
       state.store(kFilled, std::memory_order_release);
@@ -353,12 +353,11 @@ void Region::adoptSaving(ByteRange r, unsigned threads) {
   adopt(r, ShadowState::InPlace); // the caller's bytes, with a dirty map
   state_ = ShadowState::SavedInPlace;
   const size_t size = r.hi - r.lo;
-  storage_ = acquireHostBlock(size, threads);
-  saved_ = storage_.get();
+  storage_ = acquireHostBlock(size, threads); // the saved bytes, at the region's offsets
   fill_ = std::make_unique<std::atomic<uint8_t>[]>((size + kFillChunk - 1) / kFillChunk);
 }
 
-void Region::putBack() {
+void Region::putBack(const uint8_t *saved) {
   // Only the bytes the launches wrote: what else the caller changes meanwhile stays, as it
   // does when a shadow is dropped.
   const size_t size = range.hi - range.lo;
@@ -366,7 +365,7 @@ void Region::putBack() {
     if (fill_[c].load(std::memory_order_relaxed) == kFilled)
       dirty.forEachRun(
           c * kFillChunk, std::min(kFillChunk, size - c * kFillChunk), [&](size_t b, size_t e) {
-            std::memcpy(reinterpret_cast<void *>(uintptr_t(range.lo + b)), saved_ + b, e - b);
+            std::memcpy(reinterpret_cast<void *>(uintptr_t(range.lo + b)), saved + b, e - b);
           });
 }
 
@@ -380,9 +379,8 @@ void Region::moveIntoShadow() {
   // Written bytes hold the launches' values, the rest what the caller had: a full mirror.
   std::memcpy(shadow_, reinterpret_cast<const void *>(static_cast<uintptr_t>(range.lo)), size);
   if (saving) {
-    putBack();
+    putBack(saved.get());
     fill_.reset();
-    saved_ = nullptr;
   } else {
     rollBackFreshPages(*fresh_);
     fresh_.reset();
@@ -394,7 +392,7 @@ Region::~Region() {
   if (fresh_)
     rollBackFreshPages(*fresh_);
   if (state_ == ShadowState::SavedInPlace && fill_)
-    putBack();
+    putBack(storage_.get());
 }
 
 void Region::adopt(ByteRange r, ShadowState state) {

@@ -125,6 +125,24 @@ template <MaskKind K> const uint8_t *activeLanes(Frame &f, const Instr &in, int 
     return nullptr;
 }
 
+/// Lanes [from, n) of a load that are masked off: `other`'s values, or 0 without it (the GPU
+/// leaves them undefined).
+template <class T, bool HasOther>
+void fillMaskedOff(T *r, const T *other, int64_t from, int64_t n) {
+  for (int64_t i = from; i < n; ++i)
+    r[i] = HasOther ? other[i] : T(0);
+}
+
+/// A fused range compare's lanes as mask bytes, in f.laneMask (what the unfused cmpi makes).
+template <class Int>
+const uint8_t *rangeMaskLanes(Frame &f, Int start, int64_t rangeStart, Int bound, bool isUnsigned,
+                              int64_t n) {
+  f.laneMask.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i)
+    f.laneMask[size_t(i)] = rangeLane<Int>(start, rangeStart, bound, isUnsigned, i);
+  return f.laneMask.data();
+}
+
 /// Pointers held in a block, lane i at p[i] (what most loads have).
 struct PointerBlock {
   const uint64_t *p;
@@ -164,14 +182,9 @@ void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, PointerOf pointerO
   using T = Repr<D>;
   constexpr uint32_t size = uint32_t(byteSize(D));
   const LaunchMemory &mem = *f.memory;
-  int64_t filled = 0;
-  // Lanes between runs are masked off: undefined on the GPU without `other`; 0 here.
-  auto fillMaskedOff = [&](int64_t end) {
-    for (; filled < end; ++filled)
-      r[filled] = HasOther ? other[filled] : T(0);
-  };
+  int64_t filled = 0; // lanes before it are loaded or masked off
   for (int64_t i, run; runs.next(i, run);) {
-    fillMaskedOff(i);
+    fillMaskedOff<T, HasOther>(r, other, filled, i); // lanes between runs are masked off
     filled = i + run;
     if (const uint8_t *h = mem.translateForRead(pointerOf(i), uint32_t(run * size))) {
       if constexpr (sameLayout<D>())
@@ -203,7 +216,7 @@ void loadRuns(Frame &f, const Instr &in, LaneRunCursor &runs, PointerOf pointerO
       r[i] = loadElement<D>(h);
     }
   }
-  fillMaskedOff(n);
+  fillMaskedOff<T, HasOther>(r, other, filled, n);
 }
 
 /// Loads n lanes from pointers p (mask: active lanes, or null for all; other: masked-off values).
@@ -345,9 +358,7 @@ template <DType D, bool HasOther> void stepGatherLoadKernel(Frame &f, const Inst
       std::fill(r + i, r + end, loadElement<D>(h));
       i = end;
     }
-    // Masked-off lanes without `other` are undefined on the GPU; 0 here.
-    for (int64_t i = *active; i < n; ++i)
-      r[i] = HasOther ? other[i] : T(0);
+    fillMaskedOff<T, HasOther>(r, other, *active, n);
     return;
   }
   std::vector<int32_t> &offsets = f.laneOffsets;
@@ -364,11 +375,8 @@ template <DType D, bool HasOther> void stepGatherLoadKernel(Frame &f, const Inst
   if (s.mask >= 0) {
     mask = f.at<uint8_t>(in.operands[s.mask]);
   } else if (s.bound >= 0) {
-    const int32_t bound = *f.at<int32_t>(in.operands[s.bound]);
-    f.laneMask.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i)
-      f.laneMask[size_t(i)] = rangeLane<int32_t>(start, s.rangeStart, bound, s.unsignedBound, i);
-    mask = f.laneMask.data();
+    mask = rangeMaskLanes<int32_t>(f, start, s.rangeStart, *f.at<int32_t>(in.operands[s.bound]),
+                                   s.unsignedBound, n);
   }
   gatherLoad<D, HasOther>(f, in, GatherLanes{base, offsets.data(), log2Size<D>()}, mask, other, n);
 }
@@ -901,11 +909,8 @@ const uint8_t *materializeLanes(Frame &f, const Instr &in, const FusedOperands &
     return f.at<uint8_t>(in.operands[o.mask]);
   if (o.bound < 0)
     return nullptr;
-  const Int bound = *f.at<Int>(in.operands[o.bound]);
-  f.laneMask.resize(size_t(n));
-  for (int64_t i = 0; i < n; ++i)
-    f.laneMask[i] = rangeLane<Int>(start, o.rangeStart, bound, o.unsignedBound, i);
-  return f.laneMask.data();
+  return rangeMaskLanes<Int>(f, start, o.rangeStart, *f.at<Int>(in.operands[o.bound]),
+                             o.unsignedBound, n);
 }
 
 template <DType D, bool HasOther, class Int> void fusedLoadKernel(Frame &f, const Instr &in) {
@@ -934,9 +939,7 @@ template <DType D, bool HasOther, class Int> void fusedLoadKernel(Frame &f, cons
         for (int64_t k = 0; k < active; ++k)
           r[k] = loadElement<D>(h + k * size);
       }
-      // Masked-off lanes without `other` are undefined on the GPU; 0 here.
-      for (int64_t i = active; i < n; ++i)
-        r[i] = HasOther ? other[i] : T(0);
+      fillMaskedOff<T, HasOther>(r, other, active, n);
       return;
     }
   }

@@ -280,8 +280,9 @@ private:
   /// Where the shadow of a region of `size` bytes goes in storage_ (allocated here).
   void placeShadow(size_t size, unsigned threads = 1);
   void fillChunks(size_t first, size_t last);
-  /// Puts the saved chunks of a SavedInPlace region back into the caller's memory.
-  void putBack();
+  /// Puts the saved chunks of a SavedInPlace region (`saved`, at the region's offsets: its
+  /// storage_) back into the caller's memory.
+  void putBack(const uint8_t *saved);
 
   /// Per chunk of an OnTouch region: not copied in, being copied by one worker, copied; of a
   /// SavedInPlace region, the same for its saving (storage_ then holds the saved bytes).
@@ -292,7 +293,6 @@ private:
   ShadowState state_ = ShadowState::WrittenOnly;
   HostBlock storage_;
   uint8_t *shadow_ = nullptr;
-  uint8_t *saved_ = nullptr; ///< A SavedInPlace region's saved bytes (offsets as the region's).
   std::optional<FreshUndo> fresh_; ///< Set while a FreshPages region is not committed.
 };
 

@@ -196,7 +196,8 @@ TEST_CASE("selecting reductions over wide rows give the order-free answer, and N
   // max/min pick one element, so over rows of numbers the result is fixed whatever the
   // combining order: the greatest (least) value, +0 above -0. Expectations here come
   // from that definition applied by a plain scan (not the tree), on rows long enough
-  // to take every vector path: 1024, 1000 (a ragged tail) and 2.
+  // to take every vector path: 1024, 1000 and 37 (ragged tails past four and one vector's
+  // worth, at any vector width) and 2.
   const float nan = std::numeric_limits<float>::quiet_NaN();
   auto greatest = [](const std::vector<float> &r) {
     float best = -std::numeric_limits<float>::infinity();
@@ -218,9 +219,9 @@ TEST_CASE("selecting reductions over wide rows give the order-free answer, and N
       }
     return best;
   };
-  for (int length : {1024, 1000, 2}) {
+  for (int length : {1024, 1000, 37, 2}) {
     CAPTURE(length);
-    const int rows = 6;
+    const int rows = 7;
     std::vector<float> in(size_t(rows * length));
     uint32_t state = 777;
     for (float &x : in) {
@@ -245,6 +246,11 @@ TEST_CASE("selecting reductions over wide rows give the order-free answer, and N
     for (int i = 0; i < length; ++i)
       at(5, i) = floatOf(0x7FC00000u | uint32_t(i + 1));
     at(5, length / 3) = -7.5f;
+    // Row 6: numbers with zeros of both signs, the extremes in the last element and the first.
+    at(6, 1) = 0.0f;
+    at(6, 2) = -0.0f;
+    at(6, 0) = -3000.0f;
+    at(6, length - 1) = 3000.0f;
 
     std::vector<float> mx = reduceRows<float>("f32", DType::F32, "arith.maxnumf", in, rows);
     std::vector<float> mn = reduceRows<float>("f32", DType::F32, "arith.minnumf", in, rows);
@@ -265,6 +271,8 @@ TEST_CASE("selecting reductions over wide rows give the order-free answer, and N
     CHECK(std::signbit(mn[3]));
     CHECK(mx[5] == -7.5f);
     CHECK(mn[5] == -7.5f);
+    CHECK(mx[6] == 3000.0f);
+    CHECK(mn[6] == -3000.0f);
   }
   SUBCASE("a row of one element is returned as it is: no combine canonicalises its NaN") {
     std::vector<float> one{floatOf(0x7FC00005u)};

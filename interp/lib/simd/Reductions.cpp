@@ -10,6 +10,9 @@
 #include "ops/ReduceTree.h"
 #include "simd/Simd.h"
 
+#include <cmath>
+#include <limits>
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/Reductions.cpp"
 #include <hwy/foreach_target.h> // IWYU pragma: keep
@@ -18,21 +21,84 @@
 HWY_BEFORE_NAMESPACE();
 namespace ttinterp::interp::simd::HWY_NAMESPACE {
 
+namespace hn = hwy::HWY_NAMESPACE;
+
+/// The selecting reductions' common case in one op a vector: the row's greatest (least)
+/// element by the vector unit's own max (min), NaNs noted apart. True with `result` what
+/// selectRow (ReduceTree.h) would give, i.e. what the tree gives; false, for selectRow and
+/// the tree to decide, where the vector max leaves the answer open: a NaN under maxnumf /
+/// minnumf (which payload, or which number), or a zero result (which sign: the vector max
+/// of -0 and +0 is either). A max row of numbers is 3 ops a vector here against selectRow's
+/// ~10 (docs/performance.md, thirty-second round).
+template <bool Greatest, bool NaNWins>
+bool selectRowByVectors(const float *src, int64_t length, float &result) {
+  if (length < 2)
+    return false; // a single element is returned as it is, NaN payload and all
+  const hn::ScalableTag<float> d;
+  const int64_t L = int64_t(hn::Lanes(d));
+  auto select = [](auto a, auto b) { return Greatest ? hn::Max(a, b) : hn::Min(a, b); };
+  const float none =
+      Greatest ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  // Four accumulators: the select's latency, not the vector unit, would bound one.
+  auto b0 = hn::Set(d, none), b1 = b0, b2 = b0, b3 = b0;
+  auto nan = hn::FirstN(d, 0);
+  int64_t i = 0;
+  for (; i + 4 * L <= length; i += 4 * L) {
+    const auto x0 = hn::LoadU(d, src + i), x1 = hn::LoadU(d, src + i + L),
+               x2 = hn::LoadU(d, src + i + 2 * L), x3 = hn::LoadU(d, src + i + 3 * L);
+    nan = hn::Or(
+        nan, hn::Or(hn::Or(hn::IsNaN(x0), hn::IsNaN(x1)), hn::Or(hn::IsNaN(x2), hn::IsNaN(x3))));
+    b0 = select(b0, x0), b1 = select(b1, x1), b2 = select(b2, x2), b3 = select(b3, x3);
+  }
+  for (; i + L <= length; i += L) {
+    const auto x = hn::LoadU(d, src + i);
+    nan = hn::Or(nan, hn::IsNaN(x));
+    b0 = select(b0, x);
+  }
+  bool anyNaN = !hn::AllFalse(d, nan);
+  const auto all = select(select(b0, b1), select(b2, b3));
+  float best = hn::GetLane(Greatest ? hn::MaxOfLanes(d, all) : hn::MinOfLanes(d, all));
+  for (; i < length; ++i) {
+    const float x = src[i];
+    anyNaN |= std::isnan(x);
+    best = Greatest ? (x > best ? x : best) : (x < best ? x : best);
+  }
+  if (anyNaN) {
+    if (!NaNWins)
+      return false;
+    result = std::numeric_limits<float>::quiet_NaN();
+    return true;
+  }
+  if (best == 0.0f)
+    return false;
+  result = best;
+  return true;
+}
+
 float TreeReduce(ReduceFn fn, const float *src, int64_t length) {
   constexpr DType F = DType::F32;
+  float selected;
   switch (fn) {
   case ReduceFn::Add:
     return treeReduceRow<F, AddF>(src, length);
   case ReduceFn::Mul:
     return treeReduceRow<F, MulF>(src, length);
   case ReduceFn::MaxNum:
-    return treeReduceRow<F, MaxNumF>(src, length);
+    return selectRowByVectors<true, false>(src, length, selected)
+               ? selected
+               : treeReduceRow<F, MaxNumF>(src, length);
   case ReduceFn::MinNum:
-    return treeReduceRow<F, MinNumF>(src, length);
+    return selectRowByVectors<false, false>(src, length, selected)
+               ? selected
+               : treeReduceRow<F, MinNumF>(src, length);
   case ReduceFn::Maximum:
-    return treeReduceRow<F, MaximumF>(src, length);
+    return selectRowByVectors<true, true>(src, length, selected)
+               ? selected
+               : treeReduceRow<F, MaximumF>(src, length);
   case ReduceFn::Minimum:
-    return treeReduceRow<F, MinimumF>(src, length);
+    return selectRowByVectors<false, true>(src, length, selected)
+               ? selected
+               : treeReduceRow<F, MinimumF>(src, length);
   }
   return src[0];
 }

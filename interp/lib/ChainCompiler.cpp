@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "ChainCompiler.h"
 
+#include "ops/ReduceTree.h"
 #include "simd/Simd.h"
 #include "ttinterp/memory/StreamingStores.h"
 
@@ -26,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +50,8 @@ std::string ChainCode::key() const {
   for (const Node &n : nodes)
     k += fmt::format("n{}.{}:{},{},{} ", int(n.op), int(n.variant), n.operands[0], n.operands[1],
                      n.operands[2]);
+  if (rowPartials)
+    k += "partials";
   return k;
 }
 
@@ -60,6 +64,7 @@ std::atomic<uint64_t> loopsHandedOut{0};
 
 void handOver(ChainState &state, const ChainLoops &loops) {
   state.streaming.store(loops.streaming, std::memory_order_relaxed);
+  state.partials.store(loops.partials, std::memory_order_relaxed);
   state.compiled.store(loops.plain, std::memory_order_release); // publishes streaming too
   loopsHandedOut.fetch_add(1, std::memory_order_relaxed);
 }
@@ -315,6 +320,91 @@ private:
   unsigned minLegalVectorBits_ = 0;
 };
 
+/// At the insert point: each leaf's pointer, and the value of each scalar leaf (read once).
+void loadLeaves(llvm::IRBuilder<> &b, const ChainCode &code, llvm::Value *leaves,
+                std::vector<llvm::Value *> &pointers, std::vector<llvm::Value *> &scalars) {
+  llvm::Type *ptr = b.getPtrTy();
+  for (size_t k = 0; k < code.leaves.size(); ++k) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptr, leaves, k);
+    pointers.push_back(b.CreateLoad(ptr, slot));
+    const ChainCode::Leaf::Kind kind = code.leaves[k].kind;
+    scalars.push_back(kind == ChainCode::Leaf::Scalar
+                          ? b.CreateAlignedLoad(b.getFloatTy(), pointers.back(), llvm::Align(1))
+                      : kind == ChainCode::Leaf::Int
+                          ? b.CreateAlignedLoad(b.getInt32Ty(), pointers.back(), llvm::Align(1))
+                          : nullptr);
+  }
+}
+
+/// `void name(leaves, out, n, partials)` (ChainPartialsFn): the lanes kTreeLanes at a time, as
+/// two vectors of kWidth, each also added to its accumulator (the first two vectors start
+/// them: a lane's first element is its partial as it is, as in the tree). n is a positive
+/// multiple of kTreeLanes, which the caller checks.
+bool buildPartialsFunction(llvm::Module &m, const std::string &name, const ChainCode &code) {
+  static_assert(2 * kWidth == kTreeLanes, "two vectors of lanes hold the tree's lanes");
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
+  auto *type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64, ptr}, false);
+  auto *fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::Value *leaves = fn->getArg(0), *out = fn->getArg(1), *n = fn->getArg(2),
+              *partials = fn->getArg(3);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  std::vector<llvm::Value *> pointers, scalars;
+  loadLeaves(b, code, leaves, pointers, scalars);
+  LaneEmitter lanes(b, code, pointers, scalars);
+  // The two vectors of lanes at i, stored to out: the tree's 32 lanes' next elements.
+  auto lanesAt = [&](llvm::Value *i) {
+    std::array<llvm::Value *, 2> v;
+    for (unsigned half = 0; half < 2; ++half) {
+      llvm::Value *at = b.CreateAdd(i, b.getInt64(half * kWidth));
+      v[half] = lanes.result(at, kWidth);
+      b.CreateAlignedStore(v[half], b.CreateGEP(b.getInt8Ty(), out, b.CreateMul(at, b.getInt64(4))),
+                           llvm::Align(1));
+    }
+    return v;
+  };
+  std::array<llvm::Value *, 2> first = lanesAt(b.getInt64(0));
+  llvm::BasicBlock *entry = b.GetInsertBlock();
+  auto *body = llvm::BasicBlock::Create(ctx, "rows", fn);
+  auto *after = llvm::BasicBlock::Create(ctx, "after", fn);
+  llvm::Value *tree = b.getInt64(kTreeLanes);
+  b.CreateCondBr(b.CreateICmpSLT(tree, n), body, after);
+  b.SetInsertPoint(body);
+  llvm::PHINode *i = b.CreatePHI(i64, 2);
+  std::array<llvm::PHINode *, 2> acc;
+  for (unsigned half = 0; half < 2; ++half) {
+    acc[half] = b.CreatePHI(first[half]->getType(), 2);
+    acc[half]->addIncoming(first[half], entry);
+  }
+  i->addIncoming(tree, entry);
+  std::array<llvm::Value *, 2> next = lanesAt(i);
+  std::array<llvm::Value *, 2> sum;
+  for (unsigned half = 0; half < 2; ++half)
+    sum[half] = b.CreateFAdd(acc[half], next[half]); // the running lane on the left, as the tree
+  llvm::Value *step = b.CreateAdd(i, tree);
+  llvm::BasicBlock *bodyEnd = b.GetInsertBlock();
+  i->addIncoming(step, bodyEnd);
+  for (unsigned half = 0; half < 2; ++half)
+    acc[half]->addIncoming(sum[half], bodyEnd);
+  b.CreateCondBr(b.CreateICmpSLT(step, n), body, after);
+  b.SetInsertPoint(after);
+  std::array<llvm::PHINode *, 2> total;
+  for (unsigned half = 0; half < 2; ++half) {
+    total[half] = b.CreatePHI(first[half]->getType(), 2);
+    total[half]->addIncoming(first[half], entry);
+    total[half]->addIncoming(sum[half], bodyEnd);
+  }
+  for (unsigned half = 0; half < 2; ++half)
+    b.CreateAlignedStore(total[half], b.CreateConstGEP1_64(b.getFloatTy(), partials, half * kWidth),
+                         llvm::Align(1));
+  b.CreateRetVoid();
+  if (unsigned bits = lanes.minLegalVectorBits())
+    fn->addFnAttr("min-legal-vector-width", std::to_string(bits));
+  return !lanes.unsupported();
+}
+
 /// `void name(const uint8_t *const *leaves, uint8_t *out, int64_t n)`: loops of kWidth lanes
 /// (one 64-byte line of results) and of one lane. Streaming, the lanes before out's first line
 /// boundary and after its last whole line go one at a time, and the whole lines by
@@ -334,17 +424,7 @@ bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCod
   llvm::Value *leaves = fn->getArg(0), *out = fn->getArg(1), *n = fn->getArg(2);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   std::vector<llvm::Value *> pointers, scalars;
-  for (size_t k = 0; k < code.leaves.size(); ++k) {
-    llvm::Value *slot = b.CreateConstGEP1_64(ptr, leaves, k);
-    pointers.push_back(b.CreateLoad(ptr, slot));
-    const ChainCode::Leaf::Kind kind = code.leaves[k].kind;
-    scalars.push_back(kind == ChainCode::Leaf::Scalar
-                          ? b.CreateAlignedLoad(b.getFloatTy(), pointers.back(), llvm::Align(1))
-                      : kind == ChainCode::Leaf::Int
-                          ? b.CreateAlignedLoad(b.getInt32Ty(), pointers.back(), llvm::Align(1))
-                          : nullptr);
-  }
-
+  loadLeaves(b, code, leaves, pointers, scalars);
   LaneEmitter lanes(b, code, pointers, scalars);
   // Lanes [start, end), `width` at a time (end - start is a multiple of it), if any.
   auto loop = [&](llvm::Value *start, llvm::Value *end, unsigned width, bool nonTemporal) {
@@ -409,8 +489,10 @@ public:
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>(name, *context);
     module->setDataLayout(jit_->getDataLayout());
+    std::string partialsName = name + "_partials";
     if (!buildChainFunction(*module, name, code, false) ||
-        !buildChainFunction(*module, streamingName, code, true)) {
+        !buildChainFunction(*module, streamingName, code, true) ||
+        (code.rowPartials && !buildPartialsFunction(*module, partialsName, code))) {
       error = "a transcendental that this CPU's vector functions do not cover";
       return {};
     }
@@ -433,6 +515,14 @@ public:
         return {};
       }
       *fn = symbol->toPtr<ChainFn>();
+    }
+    if (code.rowPartials) {
+      auto symbol = jit_->lookup(partialsName);
+      if (!symbol) {
+        error = llvm::toString(symbol.takeError());
+        return {};
+      }
+      loops.partials = symbol->toPtr<ChainPartialsFn>();
     }
     compiled_.emplace(std::move(key), loops);
     return loops;

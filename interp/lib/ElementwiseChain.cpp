@@ -24,6 +24,8 @@ struct ChainPayload {
   /// Per leaf, the slot it reads (also among the instruction's operands, for the arena's
   /// lifetimes); kNoSlot for a constant (in the code itself).
   std::vector<SlotId> leafSlots;
+  /// When the root is a row sum: where its lane partials go (Lowerer::RowPartials).
+  SlotId partials = kNoSlot, partialsValid = kNoSlot;
 };
 
 void chainKernel(Frame &f, const Instr &in) {
@@ -39,11 +41,23 @@ void chainKernel(Frame &f, const Instr &in) {
       leaves[k] = slots[k] == kNoSlot ? nullptr : f.storage[slots[k]];
     // The result's storage: its own block, or the destination a fused store points it at.
     uint8_t *out = f.storage[in.results[0]];
-    if (f.streamResult && reinterpret_cast<uintptr_t>(out) % alignof(float) == 0)
+    const bool stream = f.streamResult && reinterpret_cast<uintptr_t>(out) % alignof(float) == 0;
+    if (c.partialsValid != kNoSlot) {
+      uint8_t &valid = *f.at<uint8_t>(c.partialsValid);
+      ChainPartialsFn fold = c.state->partials.load(std::memory_order_relaxed);
+      valid = fold && !stream;
+      if (valid) {
+        fold(leaves.data(), out, in.n, f.at<float>(c.partials));
+        return;
+      }
+    }
+    if (stream)
       fn = c.state->streaming.load(std::memory_order_relaxed);
     fn(leaves.data(), out, in.n);
     return;
   }
+  if (c.partialsValid != kNoSlot)
+    *f.at<uint8_t>(c.partialsValid) = 0; // the reduce adds the row up itself
   // Interpreted, only the last step writes the destination: the others' blocks stay cached.
   const bool stream = f.streamResult;
   for (const Instr &step : c.steps) {
@@ -146,8 +160,13 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
       node.operands[k] = leafOf(op->getOperand(k));
     code.nodes.push_back(node);
   }
-  if (code.leaves.size() > kMaxLeaves)
+  if (code.leaves.size() > kMaxLeaves) {
     state->requested = true; // as if asked for already: it is never compiled
+  } else if (std::optional<Lowerer::RowPartials> p = L.makeRowPartials(chain.ops.back())) {
+    code.rowPartials = true;
+    payload.partials = p->partials;
+    payload.partialsValid = p->valid;
+  }
   payload.steps = steps;
   const Instr &root = steps.back();
   payload.state = std::move(state);

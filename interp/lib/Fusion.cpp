@@ -3,6 +3,7 @@
 #include "ElementwiseChain.h"
 #include "ops/ArithFunctors.h"
 #include "ops/OpSupport.h"
+#include "ops/ReduceTree.h"
 
 #include "ttinterp/frontend/Dialect.h"
 
@@ -306,6 +307,57 @@ std::optional<OuterFactors> outerFactors(mlir::Operation *combine) {
   return firstAlongRows ? OuterFactors{first, second} : OuterFactors{second, first};
 }
 
+/// Whether `op` is a tt.reduce that adds up all of `row`, a 1-D f32 block of a multiple of
+/// the tree's lanes (one addf combining the region's two arguments, in either order, as
+/// fastFold takes it).
+bool sumsRow(mlir::Operation *op, mlir::Value row) {
+  if (!is(op, "tt.reduce") || op->getNumOperands() != 1 || op->getNumResults() != 1 ||
+      op->getOperand(0) != row)
+    return false;
+  auto type = mlir::dyn_cast<mlir::RankedTensorType>(row.getType());
+  auto axis = op->getAttrOfType<mlir::IntegerAttr>("axis");
+  if (!type || type.getRank() != 1 || !type.getElementType().isF32() || !axis || axis.getInt() != 0)
+    return false;
+  const int64_t n = type.getShape()[0];
+  if (n < kTreeLanes || n % kTreeLanes != 0)
+    return false;
+  mlir::Region &region = op->getRegion(0);
+  if (!region.hasOneBlock())
+    return false;
+  mlir::Block &block = region.front();
+  if (block.getNumArguments() != 2 || block.getOperations().size() != 2)
+    return false;
+  mlir::Operation &add = block.front();
+  mlir::Operation *ret = block.getTerminator();
+  mlir::Value a = block.getArgument(0), b = block.getArgument(1);
+  return is(&add, "arith.addf") && add.getNumOperands() == 2 && ret->getNumOperands() == 1 &&
+         ret->getOperand(0) == add.getResult(0) &&
+         ((add.getOperand(0) == a && add.getOperand(1) == b) ||
+          (add.getOperand(0) == b && add.getOperand(1) == a));
+}
+
+/// The row sum that `root`'s result is (RowSum), if any.
+std::optional<RowSum> rowSumOf(mlir::Operation *root) {
+  mlir::Value v = root->getResult(0);
+  for (mlir::Operation *user : v.getUsers())
+    if (user->getBlock() == root->getBlock() && sumsRow(user, v))
+      return RowSum{user, nullptr};
+  mlir::Block *body = root->getBlock();
+  mlir::Operation *loop = body->getParentOp();
+  if (!loop || !is(loop, "scf.for") || !body->getParent()->hasOneBlock())
+    return std::nullopt;
+  mlir::Operation *yield = body->getTerminator();
+  for (unsigned k = 0; k < yield->getNumOperands() && k < loop->getNumResults(); ++k) {
+    if (yield->getOperand(k) != v)
+      continue;
+    mlir::Value result = loop->getResult(k);
+    for (mlir::Operation *user : result.getUsers())
+      if (user->getBlock() == loop->getBlock() && sumsRow(user, result))
+        return RowSum{user, loop};
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 std::vector<std::pair<unsigned, mlir::Operation *>> advancedPointers(mlir::Operation *forOp) {
@@ -356,8 +408,19 @@ void FusionPlan::findChains(mlir::Operation *function) {
             !llvm::is_contained(chain.ops, def))
           pending.push_back(def);
     }
-    if (chain.ops.size() < 2)
+    // Not through a vector function's call: the partials would live across it in memory (every
+    // vector register is the callee's), which cost softmax's exp 3% more than it saved.
+    std::optional<RowSum> sum =
+        llvm::any_of(chain.ops,
+                     [](mlir::Operation *op) {
+                       return chainNodeOp(elementwiseOpName(op)) == ChainCode::Node::Math;
+                     })
+            ? std::nullopt
+            : rowSumOf(root);
+    if (chain.ops.size() < 2 && !sum)
       return;
+    if (sum)
+      rowSums_[root] = *sum;
     llvm::sort(chain.ops,
                [](mlir::Operation *a, mlir::Operation *b) { return a->isBeforeInBlock(b); });
     for (mlir::Operation *op : chain.ops)

@@ -190,6 +190,17 @@ struct ElementwiseChain {
   llvm::SmallVector<mlir::Operation *, 8> ops;
 };
 
+/// The sum of a row that a chain's result is (FusionPlan::rowSum): `reduce`, a tt.reduce
+/// adding up a 1-D f32 block of a multiple of 32 elements (the tree's lanes), reads the
+/// chain root's result itself (`loop` null), or the result of the scf.for `loop` whose body
+/// the root is in and yields it (a layer norm's `_var += x * x`, summed after the loop). The
+/// compiled chain then folds its lanes into the tree's 32 lanes as it makes them, and the
+/// reduce only combines those (ElementwiseChain.h).
+struct RowSum {
+  mlir::Operation *reduce = nullptr;
+  mlir::Operation *loop = nullptr;
+};
+
 class FusionPlan {
 public:
   /// Finds the fusable accesses of one function's body (nested regions included).
@@ -240,6 +251,12 @@ public:
   /// For an op of a chain other than its root: the root, which runs it (lowered aside,
   /// like a forwarded op). Null for any other op.
   mlir::Operation *chainRoot(mlir::Operation *op) const { return chained_.lookup(op); }
+  /// The row sum that chain root `root`'s result is, or null. A root that is one is a chain
+  /// even alone (`_mean += x`), for the compiled loop that folds the sum's lanes.
+  const RowSum *rowSum(mlir::Operation *root) const {
+    auto it = rowSums_.find(root);
+    return it == rowSums_.end() ? nullptr : &it->second;
+  }
 
 private:
   void findChains(mlir::Operation *function);
@@ -265,6 +282,7 @@ private:
   llvm::DenseSet<mlir::Operation *> forwarded_;
   llvm::DenseMap<mlir::Operation *, ElementwiseChain> chains_;
   llvm::DenseMap<mlir::Operation *, mlir::Operation *> chained_;
+  llvm::DenseMap<mlir::Operation *, RowSum> rowSums_;
 };
 
 } // namespace ttinterp::interp

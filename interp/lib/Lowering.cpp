@@ -3,6 +3,7 @@
 
 #include "AccessAnalysis.h"
 #include "ElementwiseChain.h"
+#include "ops/ReduceTree.h"
 
 #include "ttinterp/frontend/Dialect.h"
 #include "ttinterp/frontend/Frontend.h"
@@ -210,6 +211,17 @@ uint32_t Lowerer::site(mlir::Operation *op) {
   uint32_t id = uint32_t(program_.sites.size() - 1);
   sites_[op] = id;
   return id;
+}
+
+std::optional<Lowerer::RowPartials> Lowerer::makeRowPartials(mlir::Operation *root) {
+  const RowSum *sum = fusion_.rowSum(root);
+  if (!sum)
+    return std::nullopt;
+  RowPartials p{scratch(DType::F32, {kTreeLanes}), scratch(DType::I8, {})};
+  rowPartials_[sum->reduce] = p;
+  if (sum->loop)
+    rowPartialsOfLoops_[sum->loop].push_back(p.valid);
+  return p;
 }
 
 bool Lowerer::error(mlir::Operation *op, const std::string &message) {

@@ -42,6 +42,8 @@ struct ForData {
   /// constant slot after the frame is made.
   std::vector<SlotId> constantInits, constantArgs;
   std::vector<SlotId> counters; ///< Of the loop's advanced pointers (Lowerer::AdvancedPointer).
+  /// Row sums' partials that its body makes (Lowerer::RowPartials): not yet the result's.
+  std::vector<SlotId> partialsValid;
 };
 
 /// scf.for over bounds of type D (an integer type: the induction variable's).
@@ -51,6 +53,8 @@ template <DType D> void forKernel(Frame &f, const Instr &in) {
   transfer(f, d.enter);
   for (size_t i = 0; i < d.constantArgs.size(); ++i)
     f.storage[d.constantArgs[i]] = f.storage[d.constantInits[i]];
+  for (SlotId valid : d.partialsValid)
+    *f.at<uint8_t>(valid) = 0;
   for (SlotId c : d.counters) {
     uint64_t *counter = f.at<uint64_t>(c);
     counter[0] = 0;               // bytes added to the starting pointers
@@ -104,6 +108,8 @@ bool lowerFor(mlir::Operation *op, Lowerer &L) {
     (constant ? d.constantInits : copiedInits).push_back(inits[i]);
     (constant ? d.constantArgs : copiedArgs).push_back(arg);
   }
+  llvm::ArrayRef<SlotId> partialsValid = L.rowPartialsClearedBy(op);
+  d.partialsValid.assign(partialsValid.begin(), partialsValid.end());
   d.enter = planCopies(L.program(), copiedInits, copiedArgs);
   d.next = planMoves(L.program(), entry.term, d.iterArgs);
   ExecFn kernel = visitInt(L.slot(d.iv).dtype,

@@ -197,6 +197,27 @@ template <DType D, class Fn, bool Scan> void fastFoldKernel(Frame &f, const Inst
   }
 }
 
+/// A row sum whose operand's chain may have left the tree's lane partials
+/// (Lowerer::RowPartials): then only their butterfly is left to do; otherwise the row is
+/// added up as any other.
+struct RowSumData {
+  FastFoldData fold;
+  SlotId partials, valid;
+};
+
+void rowSumKernel(Frame &f, const Instr &in) {
+  const RowSumData &d = *static_cast<const RowSumData *>(in.data);
+  if (*f.at<uint8_t>(d.valid)) {
+    // A row of exactly the tree's lanes is those lanes, combined by the butterfly alone.
+    *f.at<float>(in.results[0]) =
+        simd::treeReduce(simd::ReduceFn::Add, f.at<float>(d.partials), kTreeLanes);
+    return;
+  }
+  Instr fold = in;
+  fold.data = &d.fold;
+  fastFoldKernel<DType::F32, AddF, false>(f, fold);
+}
+
 /// The fast kernel for a combine region that is exactly `r = OP(a, b); return r`
 /// (or `OP(b, a)`: every op here is commutative), or null.
 template <bool Scan> ExecFn fastFold(mlir::Region &region, DType d) {
@@ -260,8 +281,13 @@ template <bool Scan> bool lowerFold(mlir::Operation *op, Lowerer &L) {
       SlotId r = L.def(op->getResult(0), op);
       if (r == kNoSlot)
         return false;
-      L.emit(op, fn, {d.inputs[0]}, {r},
-             L.keep(FastFoldData{d.outer, d.length, d.inner, d.reverse}));
+      FastFoldData fold{d.outer, d.length, d.inner, d.reverse};
+      if (const Lowerer::RowPartials *p = Scan ? nullptr : L.rowPartialsOf(op)) {
+        L.emit(op, &rowSumKernel, {d.inputs[0], p->partials, p->valid}, {r},
+               L.keep(RowSumData{fold, p->partials, p->valid}));
+        return true;
+      }
+      L.emit(op, fn, {d.inputs[0]}, {r}, L.keep(fold));
       return true;
     }
   d.combine = L.lowerRegion(op->getRegion(0), op);

@@ -92,8 +92,8 @@ inline bool rangeLane(Int start, int64_t rangeStart, Int bound, bool isUnsigned,
 /// How many of n lanes hold when they are exactly a prefix: no offset wraps
 /// and, unsigned, none is negative. nullopt otherwise (then use rangeLane).
 template <class Int>
-inline std::optional<int64_t> rangePrefix(Int start, int64_t rangeStart, Int bound, bool isUnsigned,
-                                          int64_t n) {
+__attribute__((always_inline)) inline std::optional<int64_t>
+rangePrefix(Int start, int64_t rangeStart, Int bound, bool isUnsigned, int64_t n) {
   // Holds every sum below: of two i64 values in 128 bits; for i32 offsets, whose rangeStart is
   // make_range's i32 start, in 64 (the common case, kept to plain compares).
   using Wide = std::conditional_t<sizeof(Int) == 4, int64_t, __int128>;

@@ -50,8 +50,8 @@ std::string ChainCode::key() const {
   for (const Node &n : nodes)
     k += fmt::format("n{}.{}:{},{},{} ", int(n.op), int(n.variant), n.operands[0], n.operands[1],
                      n.operands[2]);
-  if (rowPartials)
-    k += "partials";
+  if (rowSum)
+    k += "sum";
   return k;
 }
 
@@ -64,7 +64,7 @@ std::atomic<uint64_t> loopsHandedOut{0};
 
 void handOver(ChainState &state, const ChainLoops &loops) {
   state.streaming.store(loops.streaming, std::memory_order_relaxed);
-  state.partials.store(loops.partials, std::memory_order_relaxed);
+  state.rowSum.store(loops.rowSum, std::memory_order_relaxed);
   state.compiled.store(loops.plain, std::memory_order_release); // publishes streaming too
   loopsHandedOut.fetch_add(1, std::memory_order_relaxed);
 }
@@ -336,20 +336,20 @@ void loadLeaves(llvm::IRBuilder<> &b, const ChainCode &code, llvm::Value *leaves
   }
 }
 
-/// `void name(leaves, out, n, partials)` (ChainPartialsFn): the lanes kTreeLanes at a time, as
-/// two vectors of kWidth, each also added to its accumulator (the first two vectors start
-/// them: a lane's first element is its partial as it is, as in the tree). n is a positive
-/// multiple of kTreeLanes, which the caller checks.
-bool buildPartialsFunction(llvm::Module &m, const std::string &name, const ChainCode &code) {
+/// `float name(leaves, out, n)` (ChainRowSumFn): the lanes kTreeLanes at a time, as two
+/// vectors of kWidth, each also added to its accumulator (the first two vectors start them: a
+/// lane's first element is taken as it is, as in the tree), then the butterfly over the 32
+/// accumulated lanes, halves added low + high. n is a positive multiple of kTreeLanes, which
+/// the caller checks.
+bool buildRowSumFunction(llvm::Module &m, const std::string &name, const ChainCode &code) {
   static_assert(2 * kWidth == kTreeLanes, "two vectors of lanes hold the tree's lanes");
   llvm::LLVMContext &ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
-  auto *type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64, ptr}, false);
+  auto *type = llvm::FunctionType::get(b.getFloatTy(), {ptr, ptr, i64}, false);
   auto *fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
-  llvm::Value *leaves = fn->getArg(0), *out = fn->getArg(1), *n = fn->getArg(2),
-              *partials = fn->getArg(3);
+  llvm::Value *leaves = fn->getArg(0), *out = fn->getArg(1), *n = fn->getArg(2);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   std::vector<llvm::Value *> pointers, scalars;
   loadLeaves(b, code, leaves, pointers, scalars);
@@ -396,10 +396,19 @@ bool buildPartialsFunction(llvm::Module &m, const std::string &name, const Chain
     total[half]->addIncoming(first[half], entry);
     total[half]->addIncoming(sum[half], bodyEnd);
   }
-  for (unsigned half = 0; half < 2; ++half)
-    b.CreateAlignedStore(total[half], b.CreateConstGEP1_64(b.getFloatTy(), partials, half * kWidth),
-                         llvm::Align(1));
-  b.CreateRetVoid();
+  // The butterfly: lane l takes lane l + w, w = 16 (the other accumulator), 8, 4, 2, 1.
+  llvm::Value *lanesLeft = b.CreateFAdd(total[0], total[1]);
+  for (unsigned w = kWidth / 2; w >= 1; w /= 2) {
+    llvm::SmallVector<int, 8> low, high;
+    for (unsigned l = 0; l < w; ++l)
+      low.push_back(int(l)), high.push_back(int(l + w));
+    llvm::Value *lo = w == 1 ? b.CreateExtractElement(lanesLeft, uint64_t(0))
+                             : b.CreateShuffleVector(lanesLeft, low);
+    llvm::Value *hi = w == 1 ? b.CreateExtractElement(lanesLeft, uint64_t(1))
+                             : b.CreateShuffleVector(lanesLeft, high);
+    lanesLeft = b.CreateFAdd(lo, hi);
+  }
+  b.CreateRet(lanesLeft);
   if (unsigned bits = lanes.minLegalVectorBits())
     fn->addFnAttr("min-legal-vector-width", std::to_string(bits));
   return !lanes.unsupported();
@@ -489,10 +498,10 @@ public:
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>(name, *context);
     module->setDataLayout(jit_->getDataLayout());
-    std::string partialsName = name + "_partials";
+    std::string rowSumName = name + "_row_sum";
     if (!buildChainFunction(*module, name, code, false) ||
         !buildChainFunction(*module, streamingName, code, true) ||
-        (code.rowPartials && !buildPartialsFunction(*module, partialsName, code))) {
+        (code.rowSum && !buildRowSumFunction(*module, rowSumName, code))) {
       error = "a transcendental that this CPU's vector functions do not cover";
       return {};
     }
@@ -516,13 +525,13 @@ public:
       }
       *fn = symbol->toPtr<ChainFn>();
     }
-    if (code.rowPartials) {
-      auto symbol = jit_->lookup(partialsName);
+    if (code.rowSum) {
+      auto symbol = jit_->lookup(rowSumName);
       if (!symbol) {
         error = llvm::toString(symbol.takeError());
         return {};
       }
-      loops.partials = symbol->toPtr<ChainPartialsFn>();
+      loops.rowSum = symbol->toPtr<ChainRowSumFn>();
     }
     compiled_.emplace(std::move(key), loops);
     return loops;

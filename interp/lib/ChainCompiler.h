@@ -82,8 +82,8 @@ struct ChainCode {
   };
   std::vector<Leaf> leaves;
   std::vector<Node> nodes;
-  /// Also compile the loop that folds the result into a row sum's lanes (ChainPartialsFn).
-  bool rowPartials = false;
+  /// Also compile the loop that adds the result up as tt.reduce does (ChainRowSumFn).
+  bool rowSum = false;
 
   /// A text naming exactly what the code computes, and with which vector functions: equal
   /// keys compile to the same loop.
@@ -95,20 +95,18 @@ struct ChainCode {
 /// is written after it is read); it overlaps no leaf otherwise.
 using ChainFn = void (*)(const uint8_t *const *leaves, uint8_t *out, int64_t n);
 
-/// The same lanes as ChainFn, n a positive multiple of kTreeLanes (ReduceTree.h), and
-/// `partials[l]` the sum of lanes l, l + 32, l + 64, ... of the result, added in that order:
-/// the lane partials of tt.reduce's tree (docs/semantics.md), which the reduce then only
-/// combines. Folded as the lanes are made, the sum's chain of dependent adds overlaps the
-/// chain's own work instead of following it.
-using ChainPartialsFn = void (*)(const uint8_t *const *leaves, uint8_t *out, int64_t n,
-                                 float *partials);
+/// The same lanes as ChainFn, n a positive multiple of kTreeLanes (ReduceTree.h), returning
+/// their sum in tt.reduce's tree order (docs/semantics.md): lane l adds lanes l, l + 32, ...
+/// as they are made, then the butterfly. Folded as the lanes are made, the sum's dependent
+/// adds overlap the chain's own work instead of following it.
+using ChainRowSumFn = float (*)(const uint8_t *const *leaves, uint8_t *out, int64_t n);
 
 /// A chain's two loops, the same lanes computed alike: `streaming` writes the whole 64-byte
 /// lines of `out` by non-temporal stores (for Frame::streamResult; `out` 4-byte aligned, and
 /// the thread owes fenceStreamingStores() before others read it).
 struct ChainLoops {
   ChainFn plain = nullptr, streaming = nullptr;
-  ChainPartialsFn partials = nullptr; ///< Only for ChainCode::rowPartials.
+  ChainRowSumFn rowSum = nullptr; ///< Only for ChainCode::rowSum.
   explicit operator bool() const { return plain && streaming; }
 };
 
@@ -117,7 +115,7 @@ struct ChainState {
   ChainCode code;
   std::atomic<ChainFn> compiled{nullptr};
   std::atomic<ChainFn> streaming{nullptr}; ///< Set before `compiled` (ChainLoops).
-  std::atomic<ChainPartialsFn> partials{nullptr}; ///< Likewise.
+  std::atomic<ChainRowSumFn> rowSum{nullptr}; ///< Likewise.
   /// Lanes still to run interpreted before compilation is asked for (in the background:
   /// about 2 ms of interpreting a short chain, against a compilation of some 10 ms on
   /// another core).

@@ -24,8 +24,8 @@ struct ChainPayload {
   /// Per leaf, the slot it reads (also among the instruction's operands, for the arena's
   /// lifetimes); kNoSlot for a constant (in the code itself).
   std::vector<SlotId> leafSlots;
-  /// When the root is a row sum: where its lane partials go (Lowerer::RowPartials).
-  SlotId partials = kNoSlot, partialsValid = kNoSlot;
+  /// When the root is a row sum: where the compiled loop leaves it (Lowerer::RowSumSlots).
+  SlotId rowSum = kNoSlot, rowSumValid = kNoSlot;
 };
 
 void chainKernel(Frame &f, const Instr &in) {
@@ -42,12 +42,12 @@ void chainKernel(Frame &f, const Instr &in) {
     // The result's storage: its own block, or the destination a fused store points it at.
     uint8_t *out = f.storage[in.results[0]];
     const bool stream = f.streamResult && reinterpret_cast<uintptr_t>(out) % alignof(float) == 0;
-    if (c.partialsValid != kNoSlot) {
-      uint8_t &valid = *f.at<uint8_t>(c.partialsValid);
-      ChainPartialsFn fold = c.state->partials.load(std::memory_order_relaxed);
-      valid = fold && !stream;
+    if (c.rowSumValid != kNoSlot) {
+      uint8_t &valid = *f.at<uint8_t>(c.rowSumValid);
+      ChainRowSumFn summing = c.state->rowSum.load(std::memory_order_relaxed);
+      valid = summing && !stream;
       if (valid) {
-        fold(leaves.data(), out, in.n, f.at<float>(c.partials));
+        *f.at<float>(c.rowSum) = summing(leaves.data(), out, in.n);
         return;
       }
     }
@@ -56,8 +56,8 @@ void chainKernel(Frame &f, const Instr &in) {
     fn(leaves.data(), out, in.n);
     return;
   }
-  if (c.partialsValid != kNoSlot)
-    *f.at<uint8_t>(c.partialsValid) = 0; // the reduce adds the row up itself
+  if (c.rowSumValid != kNoSlot)
+    *f.at<uint8_t>(c.rowSumValid) = 0; // the reduce adds the row up itself
   // Interpreted, only the last step writes the destination: the others' blocks stay cached.
   const bool stream = f.streamResult;
   for (const Instr &step : c.steps) {
@@ -162,10 +162,10 @@ bool emitChain(const ElementwiseChain &chain, const std::vector<Instr> &steps, L
   }
   if (code.leaves.size() > kMaxLeaves) {
     state->requested = true; // as if asked for already: it is never compiled
-  } else if (std::optional<Lowerer::RowPartials> p = L.makeRowPartials(chain.ops.back())) {
-    code.rowPartials = true;
-    payload.partials = p->partials;
-    payload.partialsValid = p->valid;
+  } else if (std::optional<Lowerer::RowSumSlots> sum = L.makeRowSumSlots(chain.ops.back())) {
+    code.rowSum = true;
+    payload.rowSum = sum->sum;
+    payload.rowSumValid = sum->valid;
   }
   payload.steps = steps;
   const Instr &root = steps.back();

@@ -3,7 +3,6 @@
 
 #include "AccessAnalysis.h"
 #include "ElementwiseChain.h"
-#include "ops/ReduceTree.h"
 
 #include "ttinterp/frontend/Dialect.h"
 #include "ttinterp/frontend/Frontend.h"
@@ -213,15 +212,15 @@ uint32_t Lowerer::site(mlir::Operation *op) {
   return id;
 }
 
-std::optional<Lowerer::RowPartials> Lowerer::makeRowPartials(mlir::Operation *root) {
+std::optional<Lowerer::RowSumSlots> Lowerer::makeRowSumSlots(mlir::Operation *root) {
   const RowSum *sum = fusion_.rowSum(root);
   if (!sum)
     return std::nullopt;
-  RowPartials p{scratch(DType::F32, {kTreeLanes}), scratch(DType::I8, {})};
-  rowPartials_[sum->reduce] = p;
+  RowSumSlots slots{scratch(DType::F32, {}), scratch(DType::I8, {})};
+  rowSumSlots_[sum->reduce] = slots;
   if (sum->loop)
-    rowPartialsOfLoops_[sum->loop].push_back(p.valid);
-  return p;
+    rowSumsOfLoops_[sum->loop].push_back(slots.valid);
+  return slots;
 }
 
 bool Lowerer::error(mlir::Operation *op, const std::string &message) {

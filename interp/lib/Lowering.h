@@ -155,24 +155,24 @@ public:
   uint32_t startRunsCache() { return program_.startRunsCaches++; }
 
   /// Where the compiled loop of a chain root that is a row sum (FusionPlan::rowSum) leaves
-  /// the sum's lane partials (kTreeLanes f32), and a byte that is 1 while they are those of
-  /// the block the reduce reads: set by each run of the chain (0 when it ran interpreted, or
-  /// streamed), cleared by the loop that carries the block on entry (it may run no iteration,
-  /// and the byte may hold anything: an earlier program's, or the arena's first bytes).
-  struct RowPartials {
-    SlotId partials = kNoSlot, valid = kNoSlot;
+  /// the sum (an f32 scalar), and a byte that is 1 while it is the sum of the block the
+  /// reduce reads: set by each run of the chain (0 when it ran interpreted, or streamed),
+  /// cleared by the loop that carries the block on entry (it may run no iteration, and the
+  /// byte may hold anything: an earlier program's, or the arena's first bytes).
+  struct RowSumSlots {
+    SlotId sum = kNoSlot, valid = kNoSlot;
   };
   /// Makes them for chain root `root` as its chain is lowered, if the root is a row sum.
-  std::optional<RowPartials> makeRowPartials(mlir::Operation *root);
+  std::optional<RowSumSlots> makeRowSumSlots(mlir::Operation *root);
   /// Those of the row sum `reduce`, or null.
-  const RowPartials *rowPartialsOf(mlir::Operation *reduce) const {
-    auto it = rowPartials_.find(reduce);
-    return it == rowPartials_.end() ? nullptr : &it->second;
+  const RowSumSlots *rowSumSlotsOf(mlir::Operation *reduce) const {
+    auto it = rowSumSlots_.find(reduce);
+    return it == rowSumSlots_.end() ? nullptr : &it->second;
   }
   /// The validity bytes that scf.for `loop` clears on entry.
-  llvm::ArrayRef<SlotId> rowPartialsClearedBy(mlir::Operation *loop) const {
-    auto it = rowPartialsOfLoops_.find(loop);
-    return it == rowPartialsOfLoops_.end() ? llvm::ArrayRef<SlotId>() : it->second;
+  llvm::ArrayRef<SlotId> rowSumsClearedBy(mlir::Operation *loop) const {
+    auto it = rowSumsOfLoops_.find(loop);
+    return it == rowSumsOfLoops_.end() ? llvm::ArrayRef<SlotId>() : it->second;
   }
 
   /// The dtype an MLIR type holds (element type for tensors); nullopt if unsupported.
@@ -250,8 +250,8 @@ private:
   llvm::DenseMap<mlir::Operation *, Instr> forwardedInstrs_;
   /// Per chain root: its other ops' instructions, lowered aside (FusionPlan::chainRoot).
   llvm::DenseMap<mlir::Operation *, std::vector<Instr>> chainSteps_;
-  llvm::DenseMap<mlir::Operation *, RowPartials> rowPartials_; ///< By reduce.
-  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<SlotId, 2>> rowPartialsOfLoops_;
+  llvm::DenseMap<mlir::Operation *, RowSumSlots> rowSumSlots_; ///< By reduce.
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<SlotId, 2>> rowSumsOfLoops_;
   llvm::StringMap<uint32_t> functionIds_;
   std::vector<Instr> *current_ = nullptr;
   uint32_t currentFunction_ = 0;

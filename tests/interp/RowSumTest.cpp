@@ -1,7 +1,7 @@
 //===- RowSumTest.cpp - Row sums folded by the chain that makes the row --------===//
 //
-// A tt.reduce adding up a chain's result (FusionPlan::rowSum) takes the tree's 32 lane
-// partials from the chain's compiled loop, which folds them as it makes the lanes. Every sum
+// A tt.reduce adding up a chain's result (FusionPlan::rowSum) takes the sum from the chain's
+// compiled loop, which adds the lanes up in the tree's order as it makes them. Every sum
 // here must have the bits of docs/semantics.md's tree worked out in the test itself (lanes in
 // index order, then the butterfly), interpreted and compiled, whatever ran before it.
 //
@@ -147,43 +147,42 @@ module {
 
 } // namespace
 
-TEST_CASE("the compiled loop of a row sum's chain leaves the tree's lane partials") {
-  // The chain r = a * b + a with its partials: every lane of out as the plain loop makes it,
-  // and partials[l] the sum of r's lanes l, l + 32, ... in that order, the first as it is.
+TEST_CASE("the compiled loop of a row sum's chain adds the row up in the tree's order") {
+  // The chain r = a * b + a with its sum: every lane of out as the plain loop makes it, and the
+  // sum of r's lanes as semantics.md's tree adds them (worked out here by treeSum).
   interp::ChainCode code;
   using Leaf = interp::ChainCode::Leaf;
   using Node = interp::ChainCode::Node;
   code.leaves = {Leaf{Leaf::Tensor, 0}, Leaf{Leaf::Tensor, 0}};
   code.nodes.push_back(Node{Node::Mul, 0, {~0, ~1, 0}});
   code.nodes.push_back(Node{Node::Add, 0, {0, ~0, 0}});
-  code.rowPartials = true;
+  code.rowSum = true;
   std::string error;
   interp::ChainLoops loops = interp::compileChain(code, error);
   REQUIRE_MESSAGE(bool(loops), error);
-  REQUIRE(bool(loops.partials));
+  REQUIRE(bool(loops.rowSum));
   for (int64_t n : {32, 64, 96, 1024}) {
-    CAPTURE(n);
-    std::vector<float> a = values(size_t(n), 11), b = values(size_t(n), 12);
-    std::vector<float> out(static_cast<size_t>(n));
-    // A lane whose elements are all -0: its partial is -0 only if the first is taken as it is.
-    for (int64_t j = 5; j < n; j += 32)
-      a[size_t(j)] = -0.0f, b[size_t(j)] = 0.0f;
-    const uint8_t *leaves[2] = {reinterpret_cast<const uint8_t *>(a.data()),
-                                reinterpret_cast<const uint8_t *>(b.data())};
-    float partials[32];
-    loops.partials(leaves, reinterpret_cast<uint8_t *>(out.data()), n, partials);
-    bool lanes = true, sums = true;
-    float want[32];
-    for (int64_t j = 0; j < n; ++j) {
-      float r = a[size_t(j)] * b[size_t(j)] + a[size_t(j)];
-      lanes = lanes && sameFloat(out[size_t(j)], r);
-      want[j % 32] = j < 32 ? r : want[j % 32] + r;
+    for (bool negativeZeros : {false, true}) {
+      CAPTURE(n);
+      CAPTURE(negativeZeros);
+      std::vector<float> a = values(size_t(n), 11), b = values(size_t(n), 12);
+      // A row of -0 only sums to -0 only if each lane's first element is taken as it is.
+      if (negativeZeros)
+        std::fill(a.begin(), a.end(), -0.0f), std::fill(b.begin(), b.end(), 0.0f);
+      std::vector<float> out(static_cast<size_t>(n)), r(static_cast<size_t>(n));
+      const uint8_t *leaves[2] = {reinterpret_cast<const uint8_t *>(a.data()),
+                                  reinterpret_cast<const uint8_t *>(b.data())};
+      float sum = loops.rowSum(leaves, reinterpret_cast<uint8_t *>(out.data()), n);
+      bool lanes = true;
+      for (size_t j = 0; j < size_t(n); ++j) {
+        r[j] = a[j] * b[j] + a[j];
+        lanes = lanes && sameFloat(out[j], r[j]);
+      }
+      CHECK(lanes);
+      CHECK(sameFloat(sum, treeSum(r)));
+      if (negativeZeros)
+        CHECK(bitsOf(sum) == 0x80000000u);
     }
-    for (int l = 0; l < 32; ++l)
-      sums = sums && sameFloat(partials[l], want[l]);
-    CHECK(lanes);
-    CHECK(sums);
-    CHECK(bitsOf(partials[5]) == 0x80000000u);
   }
 }
 
@@ -230,7 +229,7 @@ TEST_CASE("a sum of a chain's row has the tree's bits, interpreted and compiled"
 
 TEST_CASE("sums of a loop's carried rows have the tree's bits, whatever the loop ran before") {
   // Programs run 2, 0, 1 and 3 iterations, in that order on one thread: the second sums its
-  // loop's starting zeros, though the first left partials of its own rows.
+  // loop's starting zeros, though the first left sums of its own rows.
   for (int64_t n : {32, 1024}) {
     LoadedKernel k = loadKernel(loopSums(n));
     REQUIRE_MESSAGE(k.kernel, k.error);

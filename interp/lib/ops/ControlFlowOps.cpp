@@ -42,8 +42,8 @@ struct ForData {
   /// constant slot after the frame is made.
   std::vector<SlotId> constantInits, constantArgs;
   std::vector<SlotId> counters; ///< Of the loop's advanced pointers (Lowerer::AdvancedPointer).
-  /// Row sums' partials that its body makes (Lowerer::RowPartials): not yet the result's.
-  std::vector<SlotId> partialsValid;
+  /// Row sums that its body's chains make (Lowerer::RowSumSlots): not yet its result's.
+  std::vector<SlotId> rowSumsValid;
 };
 
 /// scf.for over bounds of type D (an integer type: the induction variable's).
@@ -53,7 +53,7 @@ template <DType D> void forKernel(Frame &f, const Instr &in) {
   transfer(f, d.enter);
   for (size_t i = 0; i < d.constantArgs.size(); ++i)
     f.storage[d.constantArgs[i]] = f.storage[d.constantInits[i]];
-  for (SlotId valid : d.partialsValid)
+  for (SlotId valid : d.rowSumsValid)
     *f.at<uint8_t>(valid) = 0;
   for (SlotId c : d.counters) {
     uint64_t *counter = f.at<uint64_t>(c);
@@ -108,8 +108,8 @@ bool lowerFor(mlir::Operation *op, Lowerer &L) {
     (constant ? d.constantInits : copiedInits).push_back(inits[i]);
     (constant ? d.constantArgs : copiedArgs).push_back(arg);
   }
-  llvm::ArrayRef<SlotId> partialsValid = L.rowPartialsClearedBy(op);
-  d.partialsValid.assign(partialsValid.begin(), partialsValid.end());
+  llvm::ArrayRef<SlotId> rowSumsValid = L.rowSumsClearedBy(op);
+  d.rowSumsValid.assign(rowSumsValid.begin(), rowSumsValid.end());
   d.enter = planCopies(L.program(), copiedInits, copiedArgs);
   d.next = planMoves(L.program(), entry.term, d.iterArgs);
   ExecFn kernel = visitInt(L.slot(d.iv).dtype,

@@ -197,20 +197,17 @@ template <DType D, class Fn, bool Scan> void fastFoldKernel(Frame &f, const Inst
   }
 }
 
-/// A row sum whose operand's chain may have left the tree's lane partials
-/// (Lowerer::RowPartials): then only their butterfly is left to do; otherwise the row is
-/// added up as any other.
+/// A row sum whose operand's chain may have added it up as it made the row
+/// (Lowerer::RowSumSlots): then it is taken; otherwise the row is added up as any other.
 struct RowSumData {
   FastFoldData fold;
-  SlotId partials, valid;
+  SlotId sum, valid;
 };
 
 void rowSumKernel(Frame &f, const Instr &in) {
   const RowSumData &d = *static_cast<const RowSumData *>(in.data);
   if (*f.at<uint8_t>(d.valid)) {
-    // A row of exactly the tree's lanes is those lanes, combined by the butterfly alone.
-    *f.at<float>(in.results[0]) =
-        simd::treeReduce(simd::ReduceFn::Add, f.at<float>(d.partials), kTreeLanes);
+    *f.at<float>(in.results[0]) = *f.at<float>(d.sum);
     return;
   }
   Instr fold = in;
@@ -282,9 +279,9 @@ template <bool Scan> bool lowerFold(mlir::Operation *op, Lowerer &L) {
       if (r == kNoSlot)
         return false;
       FastFoldData fold{d.outer, d.length, d.inner, d.reverse};
-      if (const Lowerer::RowPartials *p = Scan ? nullptr : L.rowPartialsOf(op)) {
-        L.emit(op, &rowSumKernel, {d.inputs[0], p->partials, p->valid}, {r},
-               L.keep(RowSumData{fold, p->partials, p->valid}));
+      if (const Lowerer::RowSumSlots *s = Scan ? nullptr : L.rowSumSlotsOf(op)) {
+        L.emit(op, &rowSumKernel, {d.inputs[0], s->sum, s->valid}, {r},
+               L.keep(RowSumData{fold, s->sum, s->valid}));
         return true;
       }
       L.emit(op, fn, {d.inputs[0]}, {r}, L.keep(fold));

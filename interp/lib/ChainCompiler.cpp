@@ -320,20 +320,35 @@ private:
   unsigned minLegalVectorBits_ = 0;
 };
 
-/// At the insert point: each leaf's pointer, and the value of each scalar leaf (read once).
-void loadLeaves(llvm::IRBuilder<> &b, const ChainCode &code, llvm::Value *leaves,
-                std::vector<llvm::Value *> &pointers, std::vector<llvm::Value *> &scalars) {
+/// `result name(const uint8_t *const *leaves, uint8_t *out, int64_t n)`, the builder in its
+/// entry block, and there each leaf's pointer and the value of each scalar leaf (read once).
+struct ChainFunction {
+  llvm::Function *fn;
+  llvm::Value *out, *n;
+  std::vector<llvm::Value *> pointers, scalars;
+};
+ChainFunction startChainFunction(llvm::Module &m, llvm::IRBuilder<> &b, const std::string &name,
+                                 const ChainCode &code, llvm::Type *result) {
   llvm::Type *ptr = b.getPtrTy();
+  auto *type = llvm::FunctionType::get(result, {ptr, ptr, b.getInt64Ty()}, false);
+  ChainFunction f;
+  f.fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
+  f.fn->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::Value *leaves = f.fn->getArg(0);
+  f.out = f.fn->getArg(1);
+  f.n = f.fn->getArg(2);
+  b.SetInsertPoint(llvm::BasicBlock::Create(m.getContext(), "entry", f.fn));
   for (size_t k = 0; k < code.leaves.size(); ++k) {
     llvm::Value *slot = b.CreateConstGEP1_64(ptr, leaves, k);
-    pointers.push_back(b.CreateLoad(ptr, slot));
+    f.pointers.push_back(b.CreateLoad(ptr, slot));
     const ChainCode::Leaf::Kind kind = code.leaves[k].kind;
-    scalars.push_back(kind == ChainCode::Leaf::Scalar
-                          ? b.CreateAlignedLoad(b.getFloatTy(), pointers.back(), llvm::Align(1))
-                      : kind == ChainCode::Leaf::Int
-                          ? b.CreateAlignedLoad(b.getInt32Ty(), pointers.back(), llvm::Align(1))
-                          : nullptr);
+    f.scalars.push_back(kind == ChainCode::Leaf::Scalar
+                            ? b.CreateAlignedLoad(b.getFloatTy(), f.pointers.back(), llvm::Align(1))
+                        : kind == ChainCode::Leaf::Int
+                            ? b.CreateAlignedLoad(b.getInt32Ty(), f.pointers.back(), llvm::Align(1))
+                            : nullptr);
   }
+  return f;
 }
 
 /// `float name(leaves, out, n)` (ChainRowSumFn): the lanes kTreeLanes at a time, as two
@@ -345,15 +360,11 @@ bool buildRowSumFunction(llvm::Module &m, const std::string &name, const ChainCo
   static_assert(2 * kWidth == kTreeLanes, "two vectors of lanes hold the tree's lanes");
   llvm::LLVMContext &ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
-  llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
-  auto *type = llvm::FunctionType::get(b.getFloatTy(), {ptr, ptr, i64}, false);
-  auto *fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  llvm::Value *leaves = fn->getArg(0), *out = fn->getArg(1), *n = fn->getArg(2);
-  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
-  std::vector<llvm::Value *> pointers, scalars;
-  loadLeaves(b, code, leaves, pointers, scalars);
-  LaneEmitter lanes(b, code, pointers, scalars);
+  llvm::Type *i64 = b.getInt64Ty();
+  ChainFunction f = startChainFunction(m, b, name, code, b.getFloatTy());
+  llvm::Function *fn = f.fn;
+  llvm::Value *out = f.out, *n = f.n;
+  LaneEmitter lanes(b, code, f.pointers, f.scalars);
   // The two vectors of lanes at i, stored to out: the tree's 32 lanes' next elements.
   auto lanesAt = [&](llvm::Value *i) {
     std::array<llvm::Value *, 2> v;
@@ -426,15 +437,11 @@ bool buildChainFunction(llvm::Module &m, const std::string &name, const ChainCod
                 "a streamed iteration writes one whole line");
   llvm::LLVMContext &ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
-  llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
-  auto *type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64}, false);
-  auto *fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  llvm::Value *leaves = fn->getArg(0), *out = fn->getArg(1), *n = fn->getArg(2);
-  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
-  std::vector<llvm::Value *> pointers, scalars;
-  loadLeaves(b, code, leaves, pointers, scalars);
-  LaneEmitter lanes(b, code, pointers, scalars);
+  llvm::Type *i64 = b.getInt64Ty();
+  ChainFunction f = startChainFunction(m, b, name, code, b.getVoidTy());
+  llvm::Function *fn = f.fn;
+  llvm::Value *out = f.out, *n = f.n;
+  LaneEmitter lanes(b, code, f.pointers, f.scalars);
   // Lanes [start, end), `width` at a time (end - start is a multiple of it), if any.
   auto loop = [&](llvm::Value *start, llvm::Value *end, unsigned width, bool nonTemporal) {
     llvm::BasicBlock *from = b.GetInsertBlock();

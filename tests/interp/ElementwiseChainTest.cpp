@@ -7,6 +7,7 @@
 // hold the bits that the same IEEE operations give in plain C++, one at a time.
 //
 //===----------------------------------------------------------------------===//
+#include "ChainTesting.h"
 #include "Harness.h"
 
 #include "ChainCompiler.h"
@@ -29,23 +30,7 @@ using namespace ttinterp::test;
 
 namespace {
 
-/// Sets a compilation mode for one scope.
-struct Mode {
-  interp::ChainCompilation saved = interp::chainCompilation();
-  explicit Mode(interp::ChainCompilation mode) { interp::setChainCompilation(mode); }
-  ~Mode() { interp::setChainCompilation(saved); }
-};
-
-/// Equal bits, or both NaN: which NaN's payload an operation on two NaNs keeps is not
-/// specified (docs/semantics.md).
-bool sameFloat(float a, float b) {
-  if (std::isnan(a) && std::isnan(b))
-    return true;
-  uint32_t x, y;
-  std::memcpy(&x, &a, 4);
-  std::memcpy(&y, &b, 4);
-  return x == y;
-}
+using Mode = ChainMode;
 
 /// Ordinary values in [-8, 8) with IEEE's special values mixed in.
 std::vector<float> values(size_t n, uint32_t seed) {

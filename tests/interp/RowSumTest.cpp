@@ -6,9 +6,8 @@
 // index order, then the butterfly), interpreted and compiled, whatever ran before it.
 //
 //===----------------------------------------------------------------------===//
+#include "ChainTesting.h"
 #include "Harness.h"
-
-#include "ChainCompiler.h"
 
 #include <cmath>
 #include <random>
@@ -18,21 +17,12 @@ using namespace ttinterp::test;
 
 namespace {
 
-struct Mode {
-  interp::ChainCompilation saved = interp::chainCompilation();
-  explicit Mode(interp::ChainCompilation mode) { interp::setChainCompilation(mode); }
-  ~Mode() { interp::setChainCompilation(saved); }
-};
+using Mode = ChainMode;
 
 uint32_t bitsOf(float f) {
   uint32_t b;
   std::memcpy(&b, &f, 4);
   return b;
-}
-
-/// Equal bits, or both NaN (which NaN two NaNs' sum keeps is not specified).
-bool sameFloat(float a, float b) {
-  return (std::isnan(a) && std::isnan(b)) || bitsOf(a) == bitsOf(b);
 }
 
 /// semantics.md's sum of a row of at least 32: element j joins lane j % 32, each lane adds its

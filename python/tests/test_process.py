@@ -92,3 +92,46 @@ def test_a_triton_older_than_3_5_is_refused_on_import_with_the_versions_that_wor
     r = run_python("import triton\ntriton.__version__ = '3.4.0'\nimport ttinterp\n", tmp_path)
     assert r.returncode != 0
     assert "ImportError: ttinterp's Triton backend needs Triton 3.5 to 3.9, not 3.4.0" in r.stderr
+
+
+ROW_SUMS = textwrap.dedent("""
+    import struct, torch, triton, triton.language as tl
+    import ttinterp
+    ttinterp.activate()
+
+    @triton.jit
+    def row_sums(x, out, N, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for off in range(0, N, BLOCK):
+            v = tl.load(x + pid * N + off + cols)
+            acc += v * v
+        direct = tl.load(x + pid * N + cols)
+        tl.store(out + 2 * pid, tl.sum(acc, axis=0))
+        tl.store(out + 2 * pid + 1, tl.sum(direct * 0.5 + 1.0, axis=0))
+
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(3, 256, generator=gen)
+    out = torch.zeros(6)
+    row_sums[(3, )](x, out, 256, BLOCK=64)
+    squares = (x.double() ** 2).sum(1)
+    direct = (x[:, :64].double() * 0.5 + 1.0).sum(1)
+    ref = torch.stack([squares, direct], 1).flatten()
+    assert torch.allclose(out.double(), ref, rtol=1e-5, atol=1e-5), (out, ref)
+    print(" ".join(struct.pack("<f", float(v)).hex() for v in out))
+""")
+
+
+def test_row_sums_folded_by_compiled_chains_have_the_interpreted_bits(tmp_path):
+    # A compiled chain adds up the row it makes when a tt.reduce sums it, directly or carried by
+    # its loop (docs/architecture.md, "Row sums"): Triton's own TTIR for both, compiled at the
+    # first run (TTINTERP_JIT=eager) and never (off), must give the same bits, near torch's sums.
+    (tmp_path / "row_sums.py").write_text(ROW_SUMS)  # Triton reads a kernel's source from its file
+    bits = {}
+    for mode in ("off", "eager"):
+        r = run_python("import row_sums\n", tmp_path, env={"TTINTERP_JIT": mode})
+        assert r.returncode == 0, r.stderr
+        bits[mode] = r.stdout.split()
+    assert len(bits["off"]) == 6
+    assert bits["eager"] == bits["off"]

@@ -17,7 +17,17 @@ using namespace ttinterp::test;
 
 namespace {
 
-using Mode = ChainMode;
+/// Runs `check(threads)` with chains interpreted and compiled at their first run, on one
+/// thread and on two.
+template <class Check> void inEveryMode(Check check) {
+  for (auto mode : {interp::ChainCompilation::Off, interp::ChainCompilation::Eager})
+    for (unsigned threads : {1u, 2u}) {
+      CAPTURE(int(mode));
+      CAPTURE(threads);
+      ChainMode scoped(mode);
+      check(threads);
+    }
+}
 
 uint32_t bitsOf(float f) {
   uint32_t b;
@@ -196,24 +206,19 @@ TEST_CASE("a sum of a chain's row has the tree's bits, interpreted and compiled"
       want[size_t(p)] = treeSum(q);
     }
     CHECK(bitsOf(want[2]) == 0x80000000u);
-    for (auto mode : {interp::ChainCompilation::Off, interp::ChainCompilation::Eager}) {
-      for (unsigned threads : {1u, 2u}) {
-        CAPTURE(n);
-        CAPTURE(int(mode));
-        CAPTURE(threads);
-        Mode scoped(mode);
-        std::vector<float> out(programs, 7.0f);
-        LaunchResult r =
-            launch(*k.kernel,
-                   {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
-                    pointer("out", viewOf(out, DType::F32))},
-                   {ptrArg(0), ptrArg(1), ptrArg(2)}, {programs, 1, 1}, threads);
-        REQUIRE_FALSE(r.fault);
-        REQUIRE(r.error.empty());
-        for (int p = 0; p < programs; ++p)
-          CHECK(sameFloat(out[size_t(p)], want[size_t(p)]));
-      }
-    }
+    CAPTURE(n);
+    inEveryMode([&](unsigned threads) {
+      std::vector<float> out(programs, 7.0f);
+      LaunchResult r =
+          launch(*k.kernel,
+                 {pointer("x", viewOf(x, DType::F32)), pointer("y", viewOf(y, DType::F32)),
+                  pointer("out", viewOf(out, DType::F32))},
+                 {ptrArg(0), ptrArg(1), ptrArg(2)}, {programs, 1, 1}, threads);
+      REQUIRE_FALSE(r.fault);
+      REQUIRE(r.error.empty());
+      for (int p = 0; p < programs; ++p)
+        CHECK(sameFloat(out[size_t(p)], want[size_t(p)]));
+    });
   }
 }
 
@@ -240,26 +245,21 @@ TEST_CASE("sums of a loop's carried rows have the tree's bits, whatever the loop
     }
     CHECK(bitsOf(want[2]) == 0u);
     CHECK(bitsOf(want[3]) == 0u);
-    for (auto mode : {interp::ChainCompilation::Off, interp::ChainCompilation::Eager}) {
-      for (unsigned threads : {1u, 2u}) {
-        CAPTURE(n);
-        CAPTURE(int(mode));
-        CAPTURE(threads);
-        Mode scoped(mode);
-        std::vector<int32_t> t = trips;
-        std::vector<float> out(size_t(2 * programs), 7.0f);
-        LaunchResult r =
-            launch(*k.kernel,
-                   {pointer("x", viewOf(x, DType::F32)), pointer("out", viewOf(out, DType::F32)),
-                    pointer("trips", viewOf(t, DType::I32))},
-                   {ptrArg(0), ptrArg(1), ptrArg(2)}, {programs, 1, 1}, threads);
-        REQUIRE_FALSE(r.fault);
-        REQUIRE(r.error.empty());
-        for (size_t i = 0; i < out.size(); ++i) {
-          CAPTURE(i);
-          CHECK(sameFloat(out[i], want[i]));
-        }
+    CAPTURE(n);
+    inEveryMode([&](unsigned threads) {
+      std::vector<int32_t> t = trips;
+      std::vector<float> out(size_t(2 * programs), 7.0f);
+      LaunchResult r =
+          launch(*k.kernel,
+                 {pointer("x", viewOf(x, DType::F32)), pointer("out", viewOf(out, DType::F32)),
+                  pointer("trips", viewOf(t, DType::I32))},
+                 {ptrArg(0), ptrArg(1), ptrArg(2)}, {programs, 1, 1}, threads);
+      REQUIRE_FALSE(r.fault);
+      REQUIRE(r.error.empty());
+      for (size_t i = 0; i < out.size(); ++i) {
+        CAPTURE(i);
+        CHECK(sameFloat(out[i], want[i]));
       }
-    }
+    });
   }
 }

@@ -408,8 +408,9 @@ void FusionPlan::findChains(mlir::Operation *function) {
             !llvm::is_contained(chain.ops, def))
           pending.push_back(def);
     }
-    // Not through a vector function's call: the partials would live across it in memory (every
-    // vector register is the callee's), which cost softmax's exp 3% more than it saved.
+    // Not through a vector function's call: the sum's accumulators would live across it in
+    // memory (every vector register is the callee's), which cost softmax's exp 3% more than it
+    // saved (docs/performance.md, thirty-second round).
     std::optional<RowSum> sum =
         llvm::any_of(chain.ops,
                      [](mlir::Operation *op) {

@@ -30,8 +30,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 /// minnumf (which payload, or which number), or a zero result (which sign: the vector max
 /// of -0 and +0 is either). A max row of numbers is 3 ops a vector here against selectRow's
 /// ~10 (docs/performance.md, thirty-second round).
-template <bool Greatest, bool NaNWins>
-bool selectRowByVectors(const float *src, int64_t length, float &result) {
+template <class Fn> bool selectRowByVectors(const float *src, int64_t length, float &result) {
+  constexpr bool Greatest = SelectionOf<Fn>::greatest, NaNWins = SelectionOf<Fn>::nanWins;
   if (length < 2)
     return false; // a single element is returned as it is, NaN payload and all
   const hn::ScalableTag<float> d;
@@ -75,30 +75,29 @@ bool selectRowByVectors(const float *src, int64_t length, float &result) {
   return true;
 }
 
+/// A selecting reduction of an f32 row: by the vector max where that settles it, else as
+/// treeReduceRow decides.
+template <class Fn> float selectingReduce(const float *src, int64_t length) {
+  float selected;
+  return selectRowByVectors<Fn>(src, length, selected) ? selected
+                                                       : treeReduceRow<DType::F32, Fn>(src, length);
+}
+
 float TreeReduce(ReduceFn fn, const float *src, int64_t length) {
   constexpr DType F = DType::F32;
-  float selected;
   switch (fn) {
   case ReduceFn::Add:
     return treeReduceRow<F, AddF>(src, length);
   case ReduceFn::Mul:
     return treeReduceRow<F, MulF>(src, length);
   case ReduceFn::MaxNum:
-    return selectRowByVectors<true, false>(src, length, selected)
-               ? selected
-               : treeReduceRow<F, MaxNumF>(src, length);
+    return selectingReduce<MaxNumF>(src, length);
   case ReduceFn::MinNum:
-    return selectRowByVectors<false, false>(src, length, selected)
-               ? selected
-               : treeReduceRow<F, MinNumF>(src, length);
+    return selectingReduce<MinNumF>(src, length);
   case ReduceFn::Maximum:
-    return selectRowByVectors<true, true>(src, length, selected)
-               ? selected
-               : treeReduceRow<F, MaximumF>(src, length);
+    return selectingReduce<MaximumF>(src, length);
   case ReduceFn::Minimum:
-    return selectRowByVectors<false, true>(src, length, selected)
-               ? selected
-               : treeReduceRow<F, MinimumF>(src, length);
+    return selectingReduce<MinimumF>(src, length);
   }
   return src[0];
 }
